@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package ibfabric needs to build, test and run its demo.
+# Idempotent: when everything is installed already it returns in well under a second.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  build-essential cmake ninja-build pkg-config clang-format
+  # InfiniBand userspace + simulator + subnet manager
+  libibumad-dev libibmad-dev libibnetdisc-dev libopensm-dev infiniband-diags ibsim-utils opensm
+  # service libraries
+  prometheus-cpp-dev libcpp-httplib-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
+  libyaml-cpp-dev
+  # tests
+  googletest libgtest-dev libgmock-dev prometheus curl procps psmisc
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps.sh: missing packages: ${missing[*]}" >&2
+  echo "deps.sh: run as root (or: sudo apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The prometheus package starts a system service; the tests run their own instances.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet prometheus 2>/dev/null; then
+  systemctl stop prometheus || true
+fi

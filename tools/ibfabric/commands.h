@@ -1,0 +1,35 @@
+// Sub-command registration for the `ibfabric` CLI. Each family of commands lives in its own
+// file and adds itself to the CLI11 app here; main() only dispatches.
+//
+// Error convention: a command throws CliError (or any std::exception) with a one-line message;
+// main() prints "ibfabric: error: <message>" on stderr and exits with the error's status (1 by
+// default). Commands that want another exit status without a message throw CliExit.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace ibfabric::cli {
+
+class CliError : public std::runtime_error {
+ public:
+  explicit CliError(const std::string& message, int status = 1)
+      : std::runtime_error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+/// Ends the command with `status` and nothing more printed.
+struct CliExit {
+  int status;
+};
+
+void addTopoCommands(CLI::App& app);     // topo gen | topo compare
+void addSimCommands(CLI::App& app);      // sim up | down | run | cmd | list
+void addDiscoverCommand(CLI::App& app);  // discover
+
+}  // namespace ibfabric::cli

@@ -1,0 +1,3 @@
+namespace ibfabric::sim {
+int harnessVersion() { return 1; }
+}  // namespace ibfabric::sim
