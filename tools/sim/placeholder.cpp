@@ -1,3 +1,0 @@
-namespace ibfabric::sim {
-int harnessVersion() { return 1; }
-}  // namespace ibfabric::sim
