@@ -1,0 +1,399 @@
+#include "telemetry/mad_engine.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cassert>
+
+namespace ibfabric::mad {
+namespace {
+
+// Remembered finished TIDs, to tell duplicates and late replies from strangers.
+constexpr std::size_t kRetiredMemory = 1 << 16;
+
+}  // namespace
+
+const char* toString(MadOutcome outcome) {
+  switch (outcome) {
+    case MadOutcome::kOk:
+      return "ok";
+    case MadOutcome::kTimeout:
+      return "timeout";
+    case MadOutcome::kTargetDown:
+      return "target-down";
+    case MadOutcome::kAborted:
+      return "aborted";
+  }
+  return "?";
+}
+
+// ---- MadBatch --------------------------------------------------------------------------------
+
+bool MadBatch::done() const {
+  std::lock_guard lock(mu_);
+  return finished_;
+}
+
+void MadBatch::wait() const {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [this] { return finished_; });
+}
+
+bool MadBatch::waitFor(std::chrono::nanoseconds realTime) {
+  std::unique_lock lock(mu_);
+  if (cv_.wait_for(lock, realTime, [this] { return finished_; })) return true;
+  for (std::size_t i = 0; i < results_.size(); ++i) {
+    if (!completed_[i]) results_[i].outcome = MadOutcome::kAborted;
+  }
+  finished_ = true;
+  cv_.notify_all();
+  return false;
+}
+
+bool MadBatch::complete(std::size_t index, const MadResult& result) {
+  std::lock_guard lock(mu_);
+  if (finished_ || completed_[index]) return false;
+  results_[index] = result;
+  completed_[index] = true;
+  if (--remaining_ == 0) {
+    finished_ = true;
+    cv_.notify_all();
+  }
+  return true;
+}
+
+// ---- MadEngine -------------------------------------------------------------------------------
+
+MadEngine::MadEngine(MadTransport& transport, const Clock& clock, MadEngineOptions options)
+    : transport_(transport), clock_(clock), options_(options) {
+  assert(options_.window >= 1);
+  io_ = std::thread([this] { ioLoop(); });
+}
+
+MadEngine::~MadEngine() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  io_.join();
+}
+
+MadBatchPtr MadEngine::submit(std::vector<MadRequest> requests) {
+  auto batch = std::make_shared<MadBatch>(requests.size());
+  if (requests.empty()) return batch;
+  {
+    std::lock_guard lock(mu_);
+    if (stop_) {
+      batch->waitFor(std::chrono::nanoseconds::zero());
+      return batch;
+    }
+    incoming_.push_back(Submission{batch, std::move(requests)});
+  }
+  cv_.notify_all();
+  return batch;
+}
+
+std::vector<MadResult> MadEngine::run(std::vector<MadRequest> requests) {
+  MadBatchPtr batch = submit(std::move(requests));
+  auto guard =
+      std::max<std::chrono::nanoseconds>(2 * options_.batchWatchdog, std::chrono::seconds(10));
+  if (!batch->waitFor(guard)) {
+    spdlog::error("mad engine: batch of {} still running after {} s of wall time; abandoned",
+                  batch->size(), std::chrono::duration_cast<std::chrono::seconds>(guard).count());
+  }
+  return batch->results();
+}
+
+MadEngineStats MadEngine::stats() const {
+  std::lock_guard lock(statsMu_);
+  return stats_;
+}
+
+void MadEngine::ioLoop() {
+  std::vector<Submission> incoming;
+  while (true) {
+    {
+      std::unique_lock lock(mu_);
+      if (pending_.empty() && inFlight_.empty()) {
+        cv_.wait(lock, [this] { return stop_ || !incoming_.empty(); });
+      }
+      if (stop_) break;
+      incoming.swap(incoming_);
+    }
+    auto now = clock_.now();
+    if (!incoming.empty()) admit(incoming, now);
+    expireAttempts(now);
+    checkWatchdogs(now);
+    fillWindow(now);
+    if (inFlight_.empty()) continue;
+
+    auto wait = options_.idlePoll;
+    if (!deadlines_.empty()) wait = std::min(wait, deadlines_.begin()->first - now);
+    if (wait < Clock::duration::zero()) wait = Clock::duration::zero();
+    ReceiveResult r = transport_.receive(wait);
+    now = clock_.now();
+    if (r.status == ReceiveStatus::kMad) {
+      handleReply(r.mad, now);
+    } else if (r.status == ReceiveStatus::kError) {
+      std::uint64_t n;
+      {
+        std::lock_guard lock(statsMu_);
+        n = ++stats_.transportErrors;
+      }
+      if ((n & (n - 1)) == 0) spdlog::warn("mad engine: receive failed ({} times): {}", n, r.error);
+    }
+  }
+  abortEverything(clock_.now());
+}
+
+void MadEngine::admit(std::vector<Submission>& incoming, Clock::time_point now) {
+  for (Submission& s : incoming) {
+    ActiveBatch& ab = active_.emplace_back();
+    ab.batch = std::move(s.batch);
+    ab.requests = std::move(s.requests);
+    ab.deadline = now + options_.batchWatchdog;
+    ab.open = ab.requests.size();
+    for (std::size_t i = 0; i < ab.requests.size(); ++i) {
+      auto slot = std::make_unique<Slot>();
+      slot->batch = &ab;
+      slot->index = i;
+      pending_.push_back(std::move(slot));
+    }
+  }
+  incoming.clear();
+}
+
+void MadEngine::expireAttempts(Clock::time_point now) {
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+    Slot* slot = deadlines_.begin()->second;
+    deadlines_.erase(deadlines_.begin());
+    {
+      std::lock_guard lock(statsMu_);
+      ++stats_.timeouts;
+      ++stats_.targets[slot->batch->requests[slot->index].to.lid].timeouts;
+    }
+    attemptFailed(slot, now);
+  }
+}
+
+void MadEngine::attemptFailed(Slot* slot, Clock::time_point now) {
+  if (slot->attempts <= options_.retries) {
+    {
+      std::lock_guard lock(statsMu_);
+      ++stats_.retries;
+    }
+    sendAttempt(slot, now);
+  } else {
+    finish(slot, MadOutcome::kTimeout, nullptr, now);
+  }
+}
+
+void MadEngine::checkWatchdogs(Clock::time_point now) {
+  for (ActiveBatch& ab : active_) {
+    if (ab.deadline > now || ab.open == 0) continue;
+    spdlog::warn("mad engine: batch watchdog expired with {} of {} requests open; aborting them",
+                 ab.open, ab.requests.size());
+    {
+      std::lock_guard lock(statsMu_);
+      ++stats_.watchdogFired;
+    }
+    std::vector<Slot*> victims;
+    for (auto& [ptr, owned] : inFlight_) {
+      if (ptr->batch == &ab) victims.push_back(ptr);
+    }
+    for (auto& p : pending_) {
+      if (p->batch == &ab) victims.push_back(p.get());
+    }
+    for (Slot* v : victims) finish(v, MadOutcome::kAborted, nullptr, now);
+  }
+  active_.remove_if([](const ActiveBatch& ab) { return ab.open == 0; });
+}
+
+void MadEngine::fillWindow(Clock::time_point now) {
+  const auto window = static_cast<std::size_t>(options_.window);
+  auto it = pending_.begin();
+  while (inFlight_.size() < window && it != pending_.end()) {
+    Slot* slot = it->get();
+    const Lid lid = slot->batch->requests[slot->index].to.lid;
+    if (slot->batch->downTargets.contains(lid)) {
+      std::unique_ptr<Slot> owned = std::move(*it);
+      it = pending_.erase(it);
+      finish(owned.get(), MadOutcome::kTargetDown, nullptr, now);
+      continue;
+    }
+    int& busy = targetInFlight_[lid];
+    if (options_.perTargetWindow > 0 && busy >= options_.perTargetWindow) {
+      ++it;
+      continue;
+    }
+    ++busy;
+    std::unique_ptr<Slot> owned = std::move(*it);
+    it = pending_.erase(it);
+    owned->firstSent = now;
+    inFlight_.emplace(slot, std::move(owned));
+    sendAttempt(slot, now);
+  }
+  std::lock_guard lock(statsMu_);
+  stats_.maxInFlight = std::max<std::uint64_t>(stats_.maxInFlight, inFlight_.size());
+  active_.remove_if([](const ActiveBatch& ab) { return ab.open == 0; });
+}
+
+void MadEngine::sendAttempt(Slot* slot, Clock::time_point now) {
+  const MadRequest& req = slot->batch->requests[slot->index];
+  std::uint32_t tid = nextTid_++;
+  if (tid == 0) tid = nextTid_++;  // Zero stands out as "unset"; skip it on wrap.
+  MadBuffer mad = req.mad;
+  setTransactionId(mad, tid);
+  slot->attempts++;
+  slot->currentTid = tid;
+  slot->tids.push_back(tid);
+  slot->deadline = now + options_.timeout;
+  liveTids_[tid] = slot;
+  deadlines_.emplace(slot->deadline, slot);
+  const int rc = transport_.send(req.to, mad);
+  std::lock_guard lock(statsMu_);
+  ++stats_.sent;
+  ++stats_.targets[req.to.lid].sent;
+  if (rc != 0) {
+    // Counted as a lost attempt: it times out like one, which also paces the retries.
+    ++stats_.sendErrors;
+    slot->lastStatus = rc;
+  }
+}
+
+void MadEngine::handleReply(const ReceivedMad& rm, Clock::time_point now) {
+  const std::uint32_t tid = lowTransactionId(transactionId(rm.mad));
+  auto live = liveTids_.find(tid);
+  if (live == liveTids_.end()) {
+    auto old = retired_.find(tid);
+    std::lock_guard lock(statsMu_);
+    if (old == retired_.end()) {
+      ++stats_.unmatched;
+    } else if (rm.umadStatus != 0) {
+      // The transport's report of a lost attempt that no longer matters.
+    } else if (old->second == Retired::kAnswered) {
+      ++stats_.duplicates;
+    } else {
+      ++stats_.lateReplies;
+    }
+    return;
+  }
+  Slot* slot = live->second;
+  if (rm.umadStatus != 0) {
+    // Lost on the way (umad2sim answers an undeliverable MAD at once with status 110). Only the
+    // current attempt matters; an older attempt's report changes nothing.
+    slot->lastStatus = rm.umadStatus;
+    if (tid != slot->currentTid) return;
+    deadlines_.erase({slot->deadline, slot});
+    {
+      std::lock_guard lock(statsMu_);
+      ++stats_.lostReported;
+      ++stats_.targets[slot->batch->requests[slot->index].to.lid].timeouts;
+    }
+    attemptFailed(slot, now);
+    return;
+  }
+  {
+    std::lock_guard lock(statsMu_);
+    ++stats_.received;
+  }
+  finish(slot, MadOutcome::kOk, &rm.mad, now);
+}
+
+void MadEngine::finish(Slot* slot, MadOutcome outcome, const MadBuffer* reply,
+                       Clock::time_point now) {
+  ActiveBatch& ab = *slot->batch;
+  const MadRequest& req = ab.requests[slot->index];
+  const Lid lid = req.to.lid;
+
+  MadResult result;
+  result.outcome = outcome;
+  if (reply) result.reply = *reply;
+  result.attempts = slot->attempts;
+  result.latency = slot->attempts > 0 ? now - slot->firstSent : Clock::duration::zero();
+  result.lastTransportStatus = slot->lastStatus;
+
+  {
+    std::lock_guard lock(statsMu_);
+    TargetStats& ts = stats_.targets[lid];
+    switch (outcome) {
+      case MadOutcome::kOk:
+        ++stats_.completedOk;
+        ++ts.answered;
+        ts.consecutiveFailures = 0;
+        break;
+      case MadOutcome::kTimeout:
+        ++stats_.failed;
+        ++ts.failures;
+        ++ts.consecutiveFailures;
+        break;
+      case MadOutcome::kTargetDown:
+        ++stats_.targetDown;
+        break;
+      case MadOutcome::kAborted:
+        ++stats_.aborted;
+        break;
+    }
+  }
+  if (options_.failFastAfter > 0) {
+    // Consecutive failures of one target within this batch.
+    int& streak = ab.failureStreak[lid];
+    if (outcome == MadOutcome::kOk) {
+      streak = 0;
+    } else if (outcome == MadOutcome::kTimeout && ++streak >= options_.failFastAfter &&
+               ab.downTargets.insert(lid).second) {
+      spdlog::info("mad engine: lid {} failed {} requests in a row; skipping the rest of its batch",
+                   lid.value(), streak);
+    }
+  }
+
+  std::unique_ptr<Slot> owned;
+  if (auto it = inFlight_.find(slot); it != inFlight_.end()) {
+    owned = std::move(it->second);
+    inFlight_.erase(it);
+    --targetInFlight_[lid];
+    deadlines_.erase({slot->deadline, slot});
+    const Retired kind = outcome == MadOutcome::kOk ? Retired::kAnswered : Retired::kFailed;
+    for (std::uint32_t tid : slot->tids) {
+      liveTids_.erase(tid);
+      retire(tid, kind);
+    }
+  } else {
+    auto p = std::find_if(pending_.begin(), pending_.end(),
+                          [slot](const auto& s) { return s.get() == slot; });
+    if (p != pending_.end()) {
+      owned = std::move(*p);
+      pending_.erase(p);
+    }
+  }
+  --ab.open;
+  // The callback runs before the batch can finish, so a waiter never sees it still running
+  // (unless the waiter abandoned the batch, in which case it is skipped).
+  if (req.onComplete && !ab.batch->done()) req.onComplete(result);
+  ab.batch->complete(slot->index, result);
+}
+
+void MadEngine::retire(std::uint32_t tid, Retired kind) {
+  retired_[tid] = kind;
+  retiredOrder_.push_back(tid);
+  if (retiredOrder_.size() > kRetiredMemory) {
+    retired_.erase(retiredOrder_.front());
+    retiredOrder_.pop_front();
+  }
+}
+
+void MadEngine::abortEverything(Clock::time_point now) {
+  std::vector<Slot*> victims;
+  for (auto& [ptr, owned] : inFlight_) victims.push_back(ptr);
+  for (auto& p : pending_) victims.push_back(p.get());
+  for (Slot* v : victims) finish(v, MadOutcome::kAborted, nullptr, now);
+  {
+    std::lock_guard lock(mu_);
+    for (Submission& s : incoming_) s.batch->waitFor(std::chrono::nanoseconds::zero());
+    incoming_.clear();
+  }
+  active_.clear();
+}
+
+}  // namespace ibfabric::mad

@@ -1,0 +1,216 @@
+// MadEngine: asynchronous MAD requests with a window, per-MAD timeouts and retries.
+//
+// The engine owns one I/O thread that both sends and receives through a MadTransport: it keeps
+// at most `window` requests in flight, sends the next one as soon as a reply (or a timeout)
+// frees a slot, and matches replies on the low 32 bits of the transaction id (umad2sim and the
+// kernel put the agent id in bits 32..47). It keeps its own timers (no kernel timeouts through
+// umad2sim): a request unanswered for `timeout` is re-sent with a fresh TID up to `retries`
+// times. A reply to an earlier attempt of a still-open request completes it; any reply for a
+// finished request is ignored and counted (duplicate after success, late after failure).
+//
+// No head-of-line blocking: at most `perTargetWindow` requests to one LID are in flight, so a
+// dead node holds a few slots while its requests time out and everything else keeps flowing.
+// With `failFastAfter` > 0, once that many requests to one LID have failed in a row in a batch,
+// its remaining requests in that batch complete with kTargetDown without being sent.
+// Every batch has a watchdog (`batchWatchdog`, on the engine clock): when it expires, its
+// unfinished requests complete with kAborted, so a batch always ends.
+//
+// Thread-safety: submit(), run(), stats() and the destructor may be called from any thread.
+// Completion callbacks run on the I/O thread: keep them short and never wait on a batch from
+// one. The transport must be open before the engine is constructed and must outlive it; the
+// engine is the transport's only user while it exists.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "telemetry/clock.h"
+#include "telemetry/mad_packet.h"
+#include "telemetry/mad_transport.h"
+
+namespace ibfabric::mad {
+
+enum class MadOutcome {
+  kOk,          ///< A reply arrived; `MadResult::reply` holds it (check madStatus()).
+  kTimeout,     ///< Every attempt went unanswered (or the transport reported it lost).
+  kTargetDown,  ///< Not sent: the target failed `failFastAfter` requests in a row this batch.
+  kAborted,     ///< The batch watchdog expired or the engine stopped first.
+};
+
+const char* toString(MadOutcome outcome);
+
+struct MadResult {
+  MadOutcome outcome = MadOutcome::kAborted;
+  MadBuffer reply{};
+  int attempts = 0;             ///< Sends made for this request.
+  Clock::duration latency{};    ///< First send to completion.
+  int lastTransportStatus = 0;  ///< Last non-zero umad status or send errno seen, else 0.
+  bool ok() const { return outcome == MadOutcome::kOk; }
+};
+
+struct MadRequest {
+  MadAddress to;
+  MadBuffer mad{};  ///< A built request; the engine writes the transaction id.
+  /// Optional; runs on the I/O thread when the request completes.
+  std::function<void(const MadResult&)> onComplete;
+};
+
+/// The requests of one submit(); results are in request order.
+class MadBatch {
+ public:
+  explicit MadBatch(std::size_t size) : results_(size), remaining_(size) {}
+  std::size_t size() const { return results_.size(); }
+  bool done() const;
+  void wait() const;
+  /// Waits at most `realTime` (wall clock). If the batch is still not done, its unfinished
+  /// requests are marked kAborted, later completions are dropped, and false is returned.
+  bool waitFor(std::chrono::nanoseconds realTime);
+  /// Valid once done() (or after waitFor returned).
+  const std::vector<MadResult>& results() const { return results_; }
+
+ private:
+  friend class MadEngine;
+  /// Stores a result; false if the batch was already finished (abandoned by waitFor).
+  bool complete(std::size_t index, const MadResult& result);
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::vector<MadResult> results_;
+  std::vector<bool> completed_ = std::vector<bool>(results_.size(), false);
+  std::size_t remaining_;
+  bool finished_ = results_.empty();
+};
+
+using MadBatchPtr = std::shared_ptr<MadBatch>;
+
+struct MadEngineOptions {
+  int window = 8;           ///< Requests in flight at once, all targets together (>= 1).
+  int perTargetWindow = 4;  ///< In flight to one LID; 0 = only the global window.
+  Clock::duration timeout = std::chrono::milliseconds(200);  ///< Per attempt.
+  int retries = 3;                                           ///< Re-sends after the first attempt.
+  int failFastAfter = 0;                                     ///< 0 = off. See the class comment.
+  Clock::duration batchWatchdog = std::chrono::seconds(60);
+  /// Longest single wait in the transport, so new submissions start promptly.
+  Clock::duration idlePoll = std::chrono::milliseconds(5);
+};
+
+struct TargetStats {
+  std::uint64_t sent = 0;      ///< Attempts.
+  std::uint64_t answered = 0;  ///< Requests completed kOk.
+  std::uint64_t timeouts = 0;  ///< Attempts that timed out or were reported lost.
+  std::uint64_t failures = 0;  ///< Requests that ended kTimeout.
+  std::uint64_t consecutiveFailures = 0;
+};
+
+struct MadEngineStats {
+  std::uint64_t sent = 0;          ///< Attempts handed to the transport.
+  std::uint64_t sendErrors = 0;    ///< send() returned an error (the attempt then times out).
+  std::uint64_t received = 0;      ///< Replies that completed a request.
+  std::uint64_t timeouts = 0;      ///< Attempts that timed out (engine timer).
+  std::uint64_t lostReported = 0;  ///< Attempts the transport returned with a failure status.
+  std::uint64_t retries = 0;       ///< Re-sends.
+  std::uint64_t duplicates = 0;    ///< Replies for an already answered request.
+  std::uint64_t lateReplies = 0;   ///< Replies for a request that had already failed.
+  std::uint64_t unmatched = 0;     ///< Replies with an unknown TID.
+  std::uint64_t completedOk = 0;
+  std::uint64_t failed = 0;           ///< Requests that ended kTimeout.
+  std::uint64_t targetDown = 0;       ///< Requests that ended kTargetDown.
+  std::uint64_t aborted = 0;          ///< Requests that ended kAborted.
+  std::uint64_t watchdogFired = 0;    ///< Batches whose watchdog expired.
+  std::uint64_t transportErrors = 0;  ///< receive() errors.
+  std::uint64_t maxInFlight = 0;      ///< High-water mark of requests in flight.
+  std::map<Lid, TargetStats> targets;
+};
+
+class MadEngine {
+ public:
+  MadEngine(MadTransport& transport, const Clock& clock, MadEngineOptions options = {});
+  /// Stops the I/O thread; unfinished requests complete with kAborted.
+  ~MadEngine();
+  MadEngine(const MadEngine&) = delete;
+  MadEngine& operator=(const MadEngine&) = delete;
+
+  MadBatchPtr submit(std::vector<MadRequest> requests);
+  /// submit() and wait; a wall-clock guard of twice the batch watchdog (at least 10 s) backs up
+  /// the engine's own watchdog in case the transport itself blocks.
+  std::vector<MadResult> run(std::vector<MadRequest> requests);
+  MadEngineStats stats() const;
+  const MadEngineOptions& options() const { return options_; }
+
+ private:
+  struct Submission {
+    MadBatchPtr batch;
+    std::vector<MadRequest> requests;
+  };
+  struct ActiveBatch {
+    MadBatchPtr batch;
+    std::vector<MadRequest> requests;
+    Clock::time_point deadline;
+    std::set<Lid> downTargets;
+    std::map<Lid, int> failureStreak;
+    std::size_t open = 0;  ///< Requests not yet completed by the engine.
+  };
+  struct Slot {
+    ActiveBatch* batch = nullptr;
+    std::size_t index = 0;
+    int attempts = 0;
+    Clock::time_point firstSent;
+    Clock::time_point deadline;
+    std::uint32_t currentTid = 0;
+    std::vector<std::uint32_t> tids;
+    int lastStatus = 0;
+  };
+  enum class Retired : std::uint8_t { kAnswered, kFailed };
+
+  void ioLoop();
+  void admit(std::vector<Submission>& incoming, Clock::time_point now);
+  void expireAttempts(Clock::time_point now);
+  void checkWatchdogs(Clock::time_point now);
+  void fillWindow(Clock::time_point now);
+  void sendAttempt(Slot* slot, Clock::time_point now);
+  void attemptFailed(Slot* slot, Clock::time_point now);
+  void handleReply(const ReceivedMad& mad, Clock::time_point now);
+  void finish(Slot* slot, MadOutcome outcome, const MadBuffer* reply, Clock::time_point now);
+  void retire(std::uint32_t tid, Retired kind);
+  void abortEverything(Clock::time_point now);
+
+  MadTransport& transport_;
+  const Clock& clock_;
+  const MadEngineOptions options_;
+
+  // Shared with submitters.
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Submission> incoming_;
+  bool stop_ = false;
+
+  mutable std::mutex statsMu_;
+  MadEngineStats stats_;
+
+  // I/O thread only.
+  std::list<ActiveBatch> active_;
+  std::deque<std::unique_ptr<Slot>> pending_;
+  std::unordered_map<Slot*, std::unique_ptr<Slot>> inFlight_;
+  std::unordered_map<std::uint32_t, Slot*> liveTids_;
+  std::set<std::pair<Clock::time_point, Slot*>> deadlines_;
+  std::map<Lid, int> targetInFlight_;
+  std::unordered_map<std::uint32_t, Retired> retired_;
+  std::deque<std::uint32_t> retiredOrder_;
+  std::uint32_t nextTid_ = 1;
+
+  std::thread io_;  // Last: started once everything above exists.
+};
+
+}  // namespace ibfabric::mad

@@ -1,0 +1,91 @@
+#include "telemetry/smp_attributes.h"
+
+#include "telemetry/mad_fields.h"
+
+namespace ibfabric::mad {
+namespace {
+
+using detail::decodeWith;
+using detail::encodeWith;
+
+struct VisitPortInfo {
+  template <typename F>
+  void operator()(PortInfo& v, F f) const {
+    f(IB_PORT_LID_F, v.lid);
+    f(IB_PORT_SMLID_F, v.masterSmLid);
+    f(IB_PORT_CAPMASK_F, v.capabilityMask);
+    f(IB_PORT_LOCAL_PORT_F, v.localPortNum);
+    f(IB_PORT_LINK_WIDTH_ENABLED_F, v.linkWidthEnabled);
+    f(IB_PORT_LINK_WIDTH_SUPPORTED_F, v.linkWidthSupported);
+    f(IB_PORT_LINK_WIDTH_ACTIVE_F, v.linkWidthActive);
+    f(IB_PORT_LINK_SPEED_SUPPORTED_F, v.linkSpeedSupported);
+    f(IB_PORT_STATE_F, v.portState);
+    f(IB_PORT_PHYS_STATE_F, v.portPhysState);
+    f(IB_PORT_LMC_F, v.lmc);
+    f(IB_PORT_LINK_SPEED_ACTIVE_F, v.linkSpeedActive);
+    f(IB_PORT_LINK_SPEED_ENABLED_F, v.linkSpeedEnabled);
+    f(IB_PORT_NEIGHBOR_MTU_F, v.neighborMtu);
+    f(IB_PORT_VL_CAP_F, v.vlCap);
+    f(IB_PORT_MTU_CAP_F, v.mtuCap);
+    f(IB_PORT_OPER_VLS_F, v.operVls);
+    f(IB_PORT_CAPMASK2_F, v.capabilityMask2);
+    f(IB_PORT_LINK_SPEED_EXT_ACTIVE_F, v.linkSpeedExtActive);
+    f(IB_PORT_LINK_SPEED_EXT_SUPPORTED_F, v.linkSpeedExtSupported);
+    f(IB_PORT_LINK_SPEED_EXT_ENABLED_F, v.linkSpeedExtEnabled);
+  }
+};
+
+struct VisitSwitchInfo {
+  template <typename F>
+  void operator()(SwitchInfo& v, F f) const {
+    f(IB_SW_LINEAR_FDB_CAP_F, v.linearFdbCap);
+    f(IB_SW_RANDOM_FDB_CAP_F, v.randomFdbCap);
+    f(IB_SW_MCAST_FDB_CAP_F, v.multicastFdbCap);
+    f(IB_SW_LINEAR_FDB_TOP_F, v.linearFdbTop);
+    f(IB_SW_DEF_PORT_F, v.defaultPort);
+    f(IB_SW_LIFE_TIME_F, v.lifeTimeValue);
+    f(IB_SW_STATE_CHANGE_F, v.portStateChange);
+    f(IB_SW_LIDS_PER_PORT_F, v.lidsPerPort);
+    f(IB_SW_PARTITION_ENFORCE_CAP_F, v.partitionEnforcementCap);
+    f(IB_SW_ENHANCED_PORT0_F, v.enhancedPort0);
+    f(IB_SW_MCAST_FDB_TOP_F, v.multicastFdbTop);
+  }
+};
+
+MadBuffer smpGet(SmpAttribute attribute, std::uint32_t modifier) {
+  return makeRequest(MgmtClass::kSubnLid, MadMethod::kGet, static_cast<std::uint16_t>(attribute),
+                     modifier);
+}
+
+}  // namespace
+
+MadBuffer buildPortInfoGet(std::uint8_t port) { return smpGet(SmpAttribute::kPortInfo, port); }
+MadBuffer buildSwitchInfoGet() { return smpGet(SmpAttribute::kSwitchInfo, 0); }
+MadBuffer buildLinearForwardingTableGet(std::uint32_t block) {
+  return smpGet(SmpAttribute::kLinearForwardingTable, block);
+}
+
+PortInfo decodePortInfo(const MadBuffer& mad) { return decodeWith<PortInfo>(mad, VisitPortInfo{}); }
+SwitchInfo decodeSwitchInfo(const MadBuffer& mad) {
+  return decodeWith<SwitchInfo>(mad, VisitSwitchInfo{});
+}
+
+LinearForwardingBlock decodeLinearForwardingBlock(const MadBuffer& mad) {
+  LinearForwardingBlock b;
+  b.block = decodeHeader(mad).attributeModifier;
+  // IB_LINEAR_FORW_TBL_F is a 512-bit array field: libibmad copies the 64 entries out.
+  mad_decode_field(const_cast<std::uint8_t*>(detail::attributeData(mad)), IB_LINEAR_FORW_TBL_F,
+                   b.ports.data());
+  return b;
+}
+
+void encodePortInfo(MadBuffer& mad, const PortInfo& v) { encodeWith(mad, v, VisitPortInfo{}); }
+void encodeSwitchInfo(MadBuffer& mad, const SwitchInfo& v) {
+  encodeWith(mad, v, VisitSwitchInfo{});
+}
+void encodeLinearForwardingBlock(MadBuffer& mad, const LinearForwardingBlock& v) {
+  auto ports = v.ports;
+  mad_encode_field(detail::attributeData(mad), IB_LINEAR_FORW_TBL_F, ports.data());
+}
+
+}  // namespace ibfabric::mad

@@ -1,0 +1,87 @@
+// SMP attributes (LID-routed subnet management class 0x01): request builders and decoders for
+// PortInfo, SwitchInfo and LinearForwardingTable blocks.
+//
+// Fields go through libibmad's IB_PORT_*, IB_SW_* and IB_LINEAR_FORW_TBL_F tables on the SMP
+// data at byte 64. Pure functions on values; thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "telemetry/mad_packet.h"
+
+namespace ibfabric::mad {
+
+enum class SmpAttribute : std::uint16_t {
+  kSwitchInfo = 0x0012,
+  kPortInfo = 0x0015,
+  kLinearForwardingTable = 0x0019,
+};
+
+/// PortInfo, the fields the fabric manager reads.
+struct PortInfo {
+  std::uint16_t lid = 0;
+  std::uint16_t masterSmLid = 0;
+  std::uint32_t capabilityMask = 0;
+  std::uint8_t localPortNum = 0;
+  std::uint8_t linkWidthEnabled = 0;
+  std::uint8_t linkWidthSupported = 0;
+  std::uint8_t linkWidthActive = 0;
+  std::uint8_t linkSpeedSupported = 0;
+  std::uint8_t portState = 0;      ///< 1 Down, 2 Init, 3 Armed, 4 Active.
+  std::uint8_t portPhysState = 0;  ///< 5 LinkUp, 2 Polling, 3 Disabled, ...
+  std::uint8_t lmc = 0;
+  std::uint8_t linkSpeedActive = 0;
+  std::uint8_t linkSpeedEnabled = 0;
+  std::uint8_t neighborMtu = 0;
+  std::uint8_t vlCap = 0;
+  std::uint8_t mtuCap = 0;
+  std::uint8_t operVls = 0;
+  std::uint16_t capabilityMask2 = 0;
+  std::uint8_t linkSpeedExtActive = 0;
+  std::uint8_t linkSpeedExtSupported = 0;
+  std::uint8_t linkSpeedExtEnabled = 0;
+  auto operator<=>(const PortInfo&) const = default;
+};
+
+struct SwitchInfo {
+  std::uint16_t linearFdbCap = 0;
+  std::uint16_t randomFdbCap = 0;
+  std::uint16_t multicastFdbCap = 0;
+  std::uint16_t linearFdbTop = 0;
+  std::uint8_t defaultPort = 0;
+  std::uint8_t lifeTimeValue = 0;
+  std::uint8_t portStateChange = 0;
+  std::uint16_t lidsPerPort = 0;
+  std::uint16_t partitionEnforcementCap = 0;
+  std::uint8_t enhancedPort0 = 0;
+  std::uint16_t multicastFdbTop = 0;
+  auto operator<=>(const SwitchInfo&) const = default;
+};
+
+/// One LinearForwardingTable block: egress ports for LIDs block*64 .. block*64+63; 0xFF = none.
+struct LinearForwardingBlock {
+  static constexpr std::uint16_t kLidsPerBlock = 64;
+  static constexpr std::uint8_t kNoPort = 0xFF;
+  std::uint32_t block = 0;
+  std::array<std::uint8_t, kLidsPerBlock> ports{};
+  auto operator<=>(const LinearForwardingBlock&) const = default;
+};
+
+/// GET PortInfo of `port` (0 = the switch management port / the queried port on an HCA).
+MadBuffer buildPortInfoGet(std::uint8_t port);
+MadBuffer buildSwitchInfoGet();
+/// GET one LFT block; blocks run 0 .. SwitchInfo::linearFdbTop / 64.
+MadBuffer buildLinearForwardingTableGet(std::uint32_t block);
+
+PortInfo decodePortInfo(const MadBuffer& mad);
+SwitchInfo decodeSwitchInfo(const MadBuffer& mad);
+/// The block number comes from the reply's attribute modifier.
+LinearForwardingBlock decodeLinearForwardingBlock(const MadBuffer& mad);
+
+void encodePortInfo(MadBuffer& mad, const PortInfo& v);
+void encodeSwitchInfo(MadBuffer& mad, const SwitchInfo& v);
+/// Writes the 64 entries (not the attribute modifier).
+void encodeLinearForwardingBlock(MadBuffer& mad, const LinearForwardingBlock& v);
+
+}  // namespace ibfabric::mad

@@ -1,0 +1,356 @@
+// MadEngine tests on the scripted fake transport and a fake clock: timing is deterministic and
+// the tests take no real time (the fake transport advances the clock when the engine would wait).
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <map>
+#include <mutex>
+
+#include "telemetry/fake_clock.h"
+#include "telemetry/fake_mad_transport.h"
+#include "telemetry/mad_engine.h"
+#include "telemetry/pma_attributes.h"
+
+namespace ibfabric::mad {
+namespace {
+
+using namespace std::chrono_literals;
+using Reply = FakeMadTransport::Reply;
+
+// Requests are told apart by their attribute modifier (the engine rewrites only the TID).
+std::uint32_t tag(const MadBuffer& mad) { return decodeHeader(mad).attributeModifier; }
+
+MadRequest request(std::uint16_t lid, std::uint32_t id) {
+  MadBuffer mad = buildPortCountersExtendedGet(1);
+  MadHeader h = decodeHeader(mad);
+  h.attributeModifier = id;
+  encodeHeader(mad, h);
+  return MadRequest{pmaAddress(Lid(lid)), mad, nullptr};
+}
+
+std::vector<MadRequest> requests(int n, int targets = 8) {
+  std::vector<MadRequest> out;
+  for (int i = 0; i < n; ++i)
+    out.push_back(request(static_cast<std::uint16_t>(1 + i % targets), i));
+  return out;
+}
+
+struct Harness {
+  explicit Harness(FakeMadTransport::Responder r, MadEngineOptions o = {})
+      : transport(clock, std::move(r)) {
+    std::string error;
+    transport.open(error);
+    engine = std::make_unique<MadEngine>(transport, clock, o);
+  }
+  FakeClock clock;
+  FakeMadTransport transport;
+  std::unique_ptr<MadEngine> engine;
+};
+
+MadEngineOptions opts(int window, int perTarget, int retries = 2, Clock::duration timeout = 100ms) {
+  MadEngineOptions o;
+  o.window = window;
+  o.perTargetWindow = perTarget;
+  o.retries = retries;
+  o.timeout = timeout;
+  return o;
+}
+
+TEST(MadEngineTest, AllRepliesComplete) {
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{1ms}}; });
+  auto results = h.engine->run(requests(100));
+  ASSERT_EQ(results.size(), 100u);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    ASSERT_TRUE(results[i].ok()) << i;
+    EXPECT_EQ(tag(results[i].reply), i);
+    EXPECT_TRUE(isResponse(results[i].reply));
+    EXPECT_EQ(transactionId(results[i].reply) >> 32, FakeMadTransport::kAgentId);
+    EXPECT_EQ(results[i].attempts, 1);
+  }
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.sent, 100u);
+  EXPECT_EQ(s.received, 100u);
+  EXPECT_EQ(s.completedOk, 100u);
+  EXPECT_EQ(s.timeouts + s.retries + s.duplicates + s.unmatched, 0u);
+  EXPECT_EQ(s.targets.at(Lid(1)).answered, 13u);
+}
+
+TEST(MadEngineTest, EmptyBatchIsDoneAtOnce) {
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{}; });
+  EXPECT_TRUE(h.engine->submit({})->done());
+}
+
+TEST(MadEngineTest, WindowIsNeverExceeded) {
+  for (int window : {1, 4, 16}) {
+    // Pseudo-random delays (fixed sequence) so replies overlap and arrive out of order.
+    std::uint32_t seed = 12345;
+    Harness h(
+        [&seed](const MadAddress&, const MadBuffer&, int) {
+          seed = seed * 1103515245u + 12345u;
+          return std::vector<Reply>{{std::chrono::microseconds(100 + (seed >> 16) % 5000)}};
+        },
+        opts(window, 0));
+    auto results = h.engine->run(requests(500));
+    for (const auto& r : results) ASSERT_TRUE(r.ok());
+    EXPECT_LE(h.transport.maxUnanswered(), static_cast<std::size_t>(window));
+    EXPECT_EQ(h.transport.maxUnanswered(), static_cast<std::size_t>(window));
+    EXPECT_EQ(h.engine->stats().maxInFlight, static_cast<std::uint64_t>(window));
+  }
+}
+
+TEST(MadEngineTest, PerTargetWindowIsRespected) {
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{2ms}}; },
+            opts(16, 2));
+  // One target only: the per-target cap is the binding limit.
+  auto results = h.engine->run(requests(50, 1));
+  for (const auto& r : results) ASSERT_TRUE(r.ok());
+  EXPECT_EQ(h.transport.maxUnanswered(), 2u);
+}
+
+TEST(MadEngineTest, ReorderedRepliesMatchTheirRequests) {
+  // Later requests answer sooner: replies come back in reverse order within each window.
+  Harness h([](const MadAddress&, const MadBuffer& req,
+               int) { return std::vector<Reply>{{std::chrono::milliseconds(50 - tag(req) % 50)}}; },
+            opts(32, 0));
+  auto results = h.engine->run(requests(200));
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    ASSERT_TRUE(results[i].ok());
+    EXPECT_EQ(tag(results[i].reply), i);
+  }
+}
+
+TEST(MadEngineTest, LostAttemptsAreRetried) {
+  // The first two attempts of every request vanish.
+  std::map<std::uint32_t, int> seen;
+  Harness h(
+      [&seen](const MadAddress&, const MadBuffer& req, int) {
+        if (seen[tag(req)]++ < 2) return std::vector<Reply>{};
+        return std::vector<Reply>{{1ms}};
+      },
+      opts(4, 0, 3, 100ms));
+  auto results = h.engine->run(requests(10));
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.attempts, 3);
+    EXPECT_EQ(r.latency, 201ms);
+  }
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.timeouts, 20u);
+  EXPECT_EQ(s.retries, 20u);
+  EXPECT_EQ(s.sent, 30u);
+  // Every attempt carried a fresh TID.
+  std::set<std::uint32_t> tids;
+  for (const auto& m : h.transport.sent()) tids.insert(lowTransactionId(transactionId(m.mad)));
+  EXPECT_EQ(tids.size(), 30u);
+}
+
+TEST(MadEngineTest, RetriesExhaustedIsATimeout) {
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{}; },
+            opts(4, 0, 2, 50ms));
+  auto results = h.engine->run(requests(3, 1));
+  for (const auto& r : results) {
+    EXPECT_EQ(r.outcome, MadOutcome::kTimeout);
+    EXPECT_EQ(r.attempts, 3);
+  }
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.failed, 3u);
+  EXPECT_EQ(s.timeouts, 9u);
+  EXPECT_EQ(s.retries, 6u);
+  EXPECT_EQ(s.targets.at(Lid(1)).failures, 3u);
+  EXPECT_EQ(s.targets.at(Lid(1)).consecutiveFailures, 3u);
+}
+
+TEST(MadEngineTest, TransportReportedLossRetriesAtOnce) {
+  // Like umad2sim with ibsim's "Error" drops: the MAD comes back at once with status 110.
+  int calls = 0;
+  Harness h(
+      [&calls](const MadAddress&, const MadBuffer&, int) {
+        if (calls++ % 2 == 0) return std::vector<Reply>{{0ms, std::nullopt, ETIMEDOUT}};
+        return std::vector<Reply>{{1ms}};
+      },
+      opts(1, 0, 3, 1s));
+  auto results = h.engine->run(requests(5));
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.attempts, 2);
+    EXPECT_EQ(r.latency, 1ms);  // No timer wait.
+    EXPECT_EQ(r.lastTransportStatus, ETIMEDOUT);
+  }
+  EXPECT_EQ(h.engine->stats().lostReported, 5u);
+  EXPECT_EQ(h.engine->stats().retries, 5u);
+  EXPECT_EQ(h.engine->stats().timeouts, 0u);
+}
+
+TEST(MadEngineTest, DuplicateRepliesAreIgnoredAndCounted) {
+  Harness h(
+      [](const MadAddress& to, const MadBuffer&, int) {
+        if (to.lid == Lid(50)) return std::vector<Reply>{{10ms}};
+        return std::vector<Reply>{{1ms}, {2ms}, {3ms}};
+      },
+      opts(8, 0));
+  auto results = h.engine->run(requests(20));
+  for (const auto& r : results) ASSERT_TRUE(r.ok());
+  // The engine stops receiving once idle; a slower second batch pumps the leftovers through.
+  h.engine->run({request(50, 99)});
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.received, 21u);
+  EXPECT_EQ(s.duplicates, 40u);
+  EXPECT_EQ(s.unmatched, 0u);
+}
+
+TEST(MadEngineTest, ReplyToAnEarlierAttemptCompletesTheRequest) {
+  // Each reply takes 1.5 timeouts: the retry is on the wire when the first answer lands.
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{150ms}}; },
+            opts(1, 0, 3, 100ms));
+  auto results = h.engine->run(requests(1));
+  ASSERT_TRUE(results[0].ok());
+  EXPECT_EQ(results[0].attempts, 2);
+  EXPECT_EQ(results[0].latency, 150ms);
+  h.engine->run(requests(1));  // Takes 150 ms: the retry's answer arrives meanwhile.
+  EXPECT_EQ(h.engine->stats().duplicates, 1u);
+}
+
+TEST(MadEngineTest, LateRepliesAfterFailureAreCounted) {
+  // LID 1 answers after 1 s, long after its 3 x 100 ms attempts failed; LID 2 answers in 10 ms
+  // one at a time, so a 150-request batch keeps the engine receiving for 1.5 s.
+  Harness h([](const MadAddress& to, const MadBuffer&,
+               int) { return std::vector<Reply>{{to.lid == Lid(1) ? 1000ms : 10ms}}; },
+            opts(8, 1, 2, 100ms));
+  auto first = h.engine->run({request(1, 0)});
+  EXPECT_EQ(first[0].outcome, MadOutcome::kTimeout);
+  std::vector<MadRequest> pump;
+  for (int i = 0; i < 150; ++i) pump.push_back(request(2, i));
+  for (const auto& r : h.engine->run(std::move(pump))) ASSERT_TRUE(r.ok());
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.lateReplies, 3u);  // One per attempt.
+  EXPECT_EQ(s.failed, 1u);
+}
+
+TEST(MadEngineTest, UnknownTidIsUnmatched) {
+  MadBuffer stranger = FakeMadTransport::responseTo(request(1, 9).mad);
+  setTransactionId(stranger, 0xabcdef01);
+  Harness h(
+      [&stranger](const MadAddress&, const MadBuffer&, int) {
+        return std::vector<Reply>{{1ms, stranger}, {2ms}};
+      },
+      opts(1, 0));
+  auto results = h.engine->run(requests(1));
+  ASSERT_TRUE(results[0].ok());
+  EXPECT_EQ(h.engine->stats().unmatched, 1u);
+}
+
+TEST(MadEngineTest, DeadTargetDoesNotBlockOthers) {
+  // LID 99 never answers; LIDs 1..8 answer in 1 ms. The dead target's 20 requests are queued
+  // first and would block everything in a FIFO engine.
+  std::mutex mu;
+  std::vector<std::pair<std::uint16_t, Clock::time_point>> done;
+  Harness h(
+      [](const MadAddress& to, const MadBuffer&, int) {
+        if (to.lid == Lid(99)) return std::vector<Reply>{};
+        return std::vector<Reply>{{1ms}};
+      },
+      opts(8, 2, 2, 100ms));
+  const auto start = h.clock.now();
+  std::vector<MadRequest> reqs;
+  for (int i = 0; i < 20; ++i) reqs.push_back(request(99, 1000 + i));
+  auto live = requests(400);
+  reqs.insert(reqs.end(), live.begin(), live.end());
+  for (auto& r : reqs) {
+    r.onComplete = [&, lid = r.to.lid.value()](const MadResult&) {
+      std::lock_guard lock(mu);
+      done.emplace_back(lid, h.clock.now());
+    };
+  }
+  auto results = h.engine->run(std::move(reqs));
+  Clock::time_point lastLive = start;
+  for (auto& [lid, at] : done) {
+    if (lid != 99) lastLive = std::max(lastLive, at);
+  }
+  // 400 live requests through 6 free slots at 1 ms each: about 67 ms, well before the first
+  // dead request gives up (3 x 100 ms), and the dead ones only ever held 2 slots.
+  EXPECT_LT(lastLive - start, 100ms);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(results[i].ok(), i >= 20) << i;
+  }
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.targets.at(Lid(99)).failures, 20u);
+  EXPECT_EQ(s.targets.at(Lid(1)).failures, 0u);
+  EXPECT_EQ(s.completedOk, 400u);
+}
+
+TEST(MadEngineTest, FailFastSkipsADeadTargetsRemainingRequests) {
+  MadEngineOptions o = opts(8, 2, 1, 100ms);
+  o.failFastAfter = 2;
+  Harness h(
+      [](const MadAddress& to, const MadBuffer&, int) {
+        if (to.lid == Lid(99)) return std::vector<Reply>{};
+        return std::vector<Reply>{{1ms}};
+      },
+      o);
+  std::vector<MadRequest> reqs;
+  for (int i = 0; i < 30; ++i) reqs.push_back(request(99, i));
+  reqs.push_back(request(1, 100));
+  auto results = h.engine->run(std::move(reqs));
+  int timeouts = 0, down = 0;
+  for (int i = 0; i < 30; ++i) {
+    timeouts += results[i].outcome == MadOutcome::kTimeout;
+    down += results[i].outcome == MadOutcome::kTargetDown;
+  }
+  EXPECT_EQ(timeouts, 2);  // The two that were in flight together.
+  EXPECT_EQ(down, 28);
+  EXPECT_TRUE(results[30].ok());
+  EXPECT_EQ(h.engine->stats().targetDown, 28u);
+}
+
+TEST(MadEngineTest, SendErrorsCountAsLostAttempts) {
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{1ms}}; },
+            opts(1, 0, 3, 100ms));
+  h.transport.failNextSends(2, EIO);
+  auto results = h.engine->run(requests(1));
+  ASSERT_TRUE(results[0].ok());
+  EXPECT_EQ(results[0].attempts, 3);
+  EXPECT_EQ(results[0].lastTransportStatus, EIO);
+  EXPECT_EQ(h.engine->stats().sendErrors, 2u);
+}
+
+TEST(MadEngineTest, BatchWatchdogAbortsAndTheBatchEnds) {
+  MadEngineOptions o = opts(2, 0, 100, 1s);
+  o.batchWatchdog = 5s;
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{}; }, o);
+  const auto start = h.clock.now();
+  auto results = h.engine->run(requests(4));
+  for (const auto& r : results) EXPECT_EQ(r.outcome, MadOutcome::kAborted);
+  EXPECT_EQ(h.engine->stats().watchdogFired, 1u);
+  EXPECT_EQ(h.engine->stats().aborted, 4u);
+  EXPECT_LE(h.clock.now() - start, 5s + o.idlePoll);
+  // The engine is still usable afterwards.
+  EXPECT_EQ(h.engine->run({}).size(), 0u);
+}
+
+TEST(MadEngineTest, StoppingAbortsOpenRequests) {
+  FakeClock clock;
+  // A responder that never answers and a long timeout: the batch is open when the engine dies.
+  FakeMadTransport transport(
+      clock, [](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{}; });
+  std::string error;
+  transport.open(error);
+  MadBatchPtr batch;
+  {
+    MadEngine engine(transport, clock, opts(2, 0, 0, std::chrono::hours(1)));
+    batch = engine.submit(requests(10));
+  }
+  ASSERT_TRUE(batch->done());
+  for (const auto& r : batch->results()) EXPECT_EQ(r.outcome, MadOutcome::kAborted);
+}
+
+TEST(MadEngineTest, WaitForAbandonsWhenWallTimeRunsOut) {
+  // A transport that never returns control would hang a plain wait(): waitFor() does not.
+  FakeClock clock;
+  MadBatch batch(3);
+  EXPECT_FALSE(batch.waitFor(1ms));
+  EXPECT_TRUE(batch.done());
+  for (const auto& r : batch.results()) EXPECT_EQ(r.outcome, MadOutcome::kAborted);
+}
+
+}  // namespace
+}  // namespace ibfabric::mad
