@@ -70,9 +70,16 @@ std::string lastLogLine(const fs::path& path) {
   const auto size = fileSize(path);
   std::string tail = readFile(path, size > 8192 ? size - 8192 : 0);
   std::string last;
+  std::string firstProblem;  // ibsim's warnings/panics say more than its last line
   std::istringstream lines(tail);
   std::string line;
   while (std::getline(lines, line)) {
+    if (firstProblem.empty() &&
+        (line.find("ibwarn") != std::string::npos || line.find("ibpanic") != std::string::npos) &&
+        line.find("cannot parse remote lid") == std::string::npos) {
+      const auto colon = line.find("] ");
+      firstProblem = trim(colon == std::string::npos ? line : line.substr(colon + 2));
+    }
     std::string cleaned;
     for (std::string_view rest = line;;) {  // drop "sim> " prompts
       const auto p = rest.find("sim> ");
@@ -83,6 +90,7 @@ std::string lastLogLine(const fs::path& path) {
     cleaned = trim(cleaned);
     if (!cleaned.empty()) last = cleaned;
   }
+  if (!firstProblem.empty()) last = firstProblem;
   if (last.size() > 200) last = last.substr(0, 200) + "...";
   return last.empty() ? "(log empty)" : last;
 }
