@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -61,14 +63,20 @@ fs::path smallFabricFile(const std::string& prefix) {
 class SimHarnessShared : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    fabric_ = std::make_unique<SimFabric>(smallFabricFile("sh-"), "shared");
+    try {
+      fabric_ = std::make_unique<SimFabric>(smallFabricFile("sh-"), "shared");
+    } catch (const std::exception& e) {
+      upError_ = e.what();
+    }
   }
   static void TearDownTestSuite() { fabric_.reset(); }
-  void SetUp() override { ASSERT_NE(fabric_, nullptr); }
+  void SetUp() override { ASSERT_NE(fabric_, nullptr) << upError_; }
 
   static std::unique_ptr<SimFabric> fabric_;
+  static std::string upError_;
 };
 std::unique_ptr<SimFabric> SimHarnessShared::fabric_;
+std::string SimHarnessShared::upError_;
 
 TEST_F(SimHarnessShared, UpPrintsHowToRunPrograms) {
   const auto& out = fabric_->upResult().out;
