@@ -142,6 +142,24 @@ TEST_F(SimHarnessShared, RunRemovesUmadSysTreesFromAGivenCwd) {
   EXPECT_TRUE(fs::is_empty(dir));
 }
 
+TEST_F(SimHarnessShared, ClientsCanShareAnHcaWithOpenSMAndEachOther) {
+  const auto state = sim::load(fabric_->name());
+  EXPECT_EQ(state.smHost, "sh-host1-1");
+  EXPECT_EQ(state.clientHost, "sh-host3-2");
+  std::vector<std::thread> threads;
+  std::vector<NetFabric> seen(3);
+  const std::vector<std::string> hosts{"sh-host1-1", "sh-host3-2", "sh-host3-2"};
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&, i] { seen[i] = discovered(*fabric_, hosts[i]); });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& f : seen) EXPECT_EQ(f.nodes.size(), 11u);
+  // OpenSM is still the master and the subnet still up.
+  const auto r = fabric_->run({"sminfo"}, 30s, "sh-host2-1");
+  EXPECT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_NE(r.out.find("SMINFO_MASTER"), std::string::npos) << r.out;
+}
+
 TEST_F(SimHarnessShared, RunOnAnUnknownHostFails) {
   expectOneLineError(fabric_->run({"true"}, 30s, "no-such-host"), "no node \"no-such-host\"");
 }
@@ -349,6 +367,17 @@ TEST(SimHarnessBadInput, OpensmDyingDuringBringUp) {
   const auto r = runCli({"sim", "up", smallFabricFile("od-").string(), "--name", name}, 60s,
                         {{"IBFABRIC_SIM_OPENSM", "false"}});
   expectOneLineError(r, "opensm exited during bring-up");
+  expectNothingLeft(name);
+}
+
+TEST(SimHarnessBadInput, InterruptedUpCleansUp) {
+  const auto path = writeScratchFile(
+      "island2.net", fatTreeText("main-", 1, 2, 2) + fatTreeText("island-", 1, 1, 2));
+  const auto name = uniqueFabricName("interrupted");
+  // runCli's timeout sends SIGTERM while `sim up` waits for ports that never come up.
+  const auto r = runCli({"sim", "up", path.string(), "--name", name, "--timeout", "60"}, 2s);
+  EXPECT_TRUE(r.timedOut);
+  EXPECT_NE(r.err.find("interrupted by signal 15"), std::string::npos) << r.describe();
   expectNothingLeft(name);
 }
 

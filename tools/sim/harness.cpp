@@ -30,7 +30,39 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr int kMaxClientsPerSimulator = 10;  // ibsim's limit on attached umad clients
+constexpr int kMaxClientsPerSimulator = 10;
+
+/// Set by SIGINT/SIGTERM/SIGHUP while up() runs, so that it stops what it started.
+volatile sig_atomic_t gInterrupted = 0;
+
+void onInterrupt(int sig) { gInterrupted = sig; }
+
+void throwIfInterrupted() {
+  if (gInterrupted != 0) {
+    throw SimError("interrupted by signal " + std::to_string(gInterrupted) + "; cleaned up");
+  }
+}
+
+/// Installs onInterrupt() for the lifetime of the object.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    gInterrupted = 0;
+    struct sigaction sa {};
+    sa.sa_handler = onInterrupt;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
+  }
+  ~InterruptGuard() {
+    for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction old_[3];
+};  // ibsim's limit on attached umad clients
 constexpr const char* kStateFile = "state.json";
 
 std::string envOr(const char* key, const std::string& fallback) {
@@ -489,6 +521,7 @@ std::string consoleCommand(const FabricState& s, const std::string& command,
                      secondsText(std::chrono::duration_cast<std::chrono::milliseconds>(timeout)) +
                      " s");
     }
+    throwIfInterrupted();
     std::this_thread::sleep_for(pause);
     pause = std::min<std::chrono::milliseconds>(pause * 2, 100ms);
   }
@@ -511,6 +544,7 @@ std::string consoleCommand(const std::string& name, const std::string& command,
 
 FabricState up(const UpOptions& options) {
   validateName(options.name);
+  const InterruptGuard interruptGuard;
   const auto start = Clock::now();
   const auto deadline = start + options.timeout;
   if (!fs::exists(options.fabricFile)) {
@@ -608,6 +642,7 @@ FabricState up(const UpOptions& options) {
     try {
       consoleCommand(s, "", left());
     } catch (const SimError& e) {
+      if (gInterrupted != 0) throw;
       if (!isAlive(s.ibsim)) {
         throw SimError("ibsim exited during bring-up of \"" + s.name +
                        "\": " + lastLogLine(s.ibsimLog()));
@@ -650,6 +685,7 @@ FabricState up(const UpOptions& options) {
               " s: OpenSM never reported SUBNET UP (last log line: " + lastLogLine(s.opensmLog()) +
               ")");
         }
+        throwIfInterrupted();
         std::this_thread::sleep_for(50ms);
       }
       spdlog::info(
@@ -671,6 +707,7 @@ FabricState up(const UpOptions& options) {
                          " s: " + std::to_string(bad.size()) + " of " + std::to_string(caPorts) +
                          " HCA ports are not Active with a LID (first: " + bad.front() + ")");
         }
+        throwIfInterrupted();
         std::this_thread::sleep_for(200ms);
       }
     }
@@ -679,6 +716,7 @@ FabricState up(const UpOptions& options) {
     return s;
   } catch (...) {
     spdlog::info("sim {}: bring-up failed, cleaning up", s.name);
+    gInterrupted = 0;
     stopAll(s);
     fs::remove_all(s.dir, ec);
     throw;
