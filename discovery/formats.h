@@ -1,0 +1,34 @@
+// Text renderings of a Topology snapshot, as `ibfabric discover --format ...` prints them:
+//   summary        a few lines for a person (counts per level, hosts, rails, groups, crawl cost);
+//   json           the whole model, schema in docs/discovery-json.md ("ibfabric.topology/1");
+//   ibnetdiscover  that tool's text, which ibsim loads back;
+//   dot            Graphviz, one rank per fat-tree level.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "discovery/topology.h"
+
+namespace ibfabric {
+
+enum class TopologyFormat { kSummary, kJson, kIbnetdiscover, kDot };
+std::optional<TopologyFormat> parseTopologyFormat(std::string_view text);
+
+/// "leaf", "spine", "core" for levels 1..3, "ca" for 0, "level-N" above, "unknown".
+std::string levelName(int level);
+
+inline constexpr std::string_view kTopologyJsonSchema = "ibfabric.topology/1";
+
+std::string formatSummary(const Topology& topology);
+nlohmann::json toJson(const Topology& topology);
+std::string formatDot(const Topology& topology);
+std::string formatIbnetdiscover(const Topology& topology);
+
+std::string formatTopology(const Topology& topology, TopologyFormat format);
+
+}  // namespace ibfabric
