@@ -115,7 +115,7 @@ void MadEngine::ioLoop() {
   while (true) {
     {
       std::unique_lock lock(mu_);
-      if (pending_.empty() && inFlight_.empty()) {
+      if (queued_ == 0 && inFlight_.empty()) {
         cv_.wait(lock, [this] { return stop_ || !incoming_.empty(); });
       }
       if (stop_) break;
@@ -158,7 +158,10 @@ void MadEngine::admit(std::vector<Submission>& incoming, Clock::time_point now) 
       auto slot = std::make_unique<Slot>();
       slot->batch = &ab;
       slot->index = i;
-      pending_.push_back(std::move(slot));
+      const Lid lid = ab.requests[i].to.lid;
+      queues_[lid].queue.push_back(std::move(slot));
+      ++queued_;
+      markReady(lid);
     }
   }
   incoming.clear();
@@ -202,41 +205,63 @@ void MadEngine::checkWatchdogs(Clock::time_point now) {
     for (auto& [ptr, owned] : inFlight_) {
       if (ptr->batch == &ab) victims.push_back(ptr);
     }
-    for (auto& p : pending_) {
-      if (p->batch == &ab) victims.push_back(p.get());
-    }
     for (Slot* v : victims) finish(v, MadOutcome::kAborted, nullptr, now);
+    for (auto& q : takeQueued(&ab)) finish(q.get(), MadOutcome::kAborted, nullptr, now);
   }
   active_.remove_if([](const ActiveBatch& ab) { return ab.open == 0; });
 }
 
 void MadEngine::fillWindow(Clock::time_point now) {
   const auto window = static_cast<std::size_t>(options_.window);
-  auto it = pending_.begin();
-  while (inFlight_.size() < window && it != pending_.end()) {
-    Slot* slot = it->get();
-    const Lid lid = slot->batch->requests[slot->index].to.lid;
+  while (inFlight_.size() < window && !ready_.empty()) {
+    const Lid lid = ready_.front();
+    ready_.pop_front();
+    TargetQueue& tq = queues_[lid];
+    tq.ready = false;
+    if (tq.queue.empty()) continue;
+    std::unique_ptr<Slot> owned = std::move(tq.queue.front());
+    tq.queue.pop_front();
+    --queued_;
+    Slot* slot = owned.get();
     if (slot->batch->downTargets.contains(lid)) {
-      std::unique_ptr<Slot> owned = std::move(*it);
-      it = pending_.erase(it);
-      finish(owned.get(), MadOutcome::kTargetDown, nullptr, now);
+      finish(slot, MadOutcome::kTargetDown, nullptr, now);
+      markReady(lid);
       continue;
     }
-    int& busy = targetInFlight_[lid];
-    if (options_.perTargetWindow > 0 && busy >= options_.perTargetWindow) {
-      ++it;
-      continue;
-    }
-    ++busy;
-    std::unique_ptr<Slot> owned = std::move(*it);
-    it = pending_.erase(it);
+    ++tq.inFlight;
     owned->firstSent = now;
     inFlight_.emplace(slot, std::move(owned));
     sendAttempt(slot, now);
+    markReady(lid);
   }
   std::lock_guard lock(statsMu_);
   stats_.maxInFlight = std::max<std::uint64_t>(stats_.maxInFlight, inFlight_.size());
   active_.remove_if([](const ActiveBatch& ab) { return ab.open == 0; });
+}
+
+void MadEngine::markReady(Lid lid) {
+  TargetQueue& tq = queues_[lid];
+  if (tq.ready || tq.queue.empty()) return;
+  if (options_.perTargetWindow > 0 && tq.inFlight >= options_.perTargetWindow) return;
+  tq.ready = true;
+  ready_.push_back(lid);
+}
+
+std::vector<std::unique_ptr<MadEngine::Slot>> MadEngine::takeQueued(const ActiveBatch* batch) {
+  std::vector<std::unique_ptr<Slot>> taken;
+  for (auto& [lid, tq] : queues_) {
+    std::deque<std::unique_ptr<Slot>> keep;
+    for (auto& s : tq.queue) {
+      if (batch == nullptr || s->batch == batch) {
+        taken.push_back(std::move(s));
+      } else {
+        keep.push_back(std::move(s));
+      }
+    }
+    tq.queue.swap(keep);
+  }
+  queued_ -= taken.size();
+  return taken;
 }
 
 void MadEngine::sendAttempt(Slot* slot, Clock::time_point now) {
@@ -352,22 +377,16 @@ void MadEngine::finish(Slot* slot, MadOutcome outcome, const MadBuffer* reply,
   if (auto it = inFlight_.find(slot); it != inFlight_.end()) {
     owned = std::move(it->second);
     inFlight_.erase(it);
-    --targetInFlight_[lid];
+    --queues_[lid].inFlight;
     deadlines_.erase({slot->deadline, slot});
     const Retired kind = outcome == MadOutcome::kOk ? Retired::kAnswered : Retired::kFailed;
     for (std::uint32_t tid : slot->tids) {
       liveTids_.erase(tid);
       retire(tid, kind);
     }
-  } else {
-    auto p = std::find_if(pending_.begin(), pending_.end(),
-                          [slot](const auto& s) { return s.get() == slot; });
-    if (p != pending_.end()) {
-      owned = std::move(*p);
-      pending_.erase(p);
-    }
   }
   --ab.open;
+  markReady(lid);
   // The callback runs before the batch can finish, so a waiter never sees it still running
   // (unless the waiter abandoned the batch, in which case it is skipped).
   if (req.onComplete && !ab.batch->done()) req.onComplete(result);
@@ -386,8 +405,8 @@ void MadEngine::retire(std::uint32_t tid, Retired kind) {
 void MadEngine::abortEverything(Clock::time_point now) {
   std::vector<Slot*> victims;
   for (auto& [ptr, owned] : inFlight_) victims.push_back(ptr);
-  for (auto& p : pending_) victims.push_back(p.get());
   for (Slot* v : victims) finish(v, MadOutcome::kAborted, nullptr, now);
+  for (auto& q : takeQueued(nullptr)) finish(q.get(), MadOutcome::kAborted, nullptr, now);
   {
     std::lock_guard lock(mu_);
     for (Submission& s : incoming_) s.batch->waitFor(std::chrono::nanoseconds::zero());

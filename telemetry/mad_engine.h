@@ -185,6 +185,9 @@ class MadEngine {
   void finish(Slot* slot, MadOutcome outcome, const MadBuffer* reply, Clock::time_point now);
   void retire(std::uint32_t tid, Retired kind);
   void abortEverything(Clock::time_point now);
+  void markReady(Lid lid);
+  /// Takes the queued (not yet sent) slots of `batch` (or all, if null) out of the queues.
+  std::vector<std::unique_ptr<Slot>> takeQueued(const ActiveBatch* batch);
 
   MadTransport& transport_;
   const Clock& clock_;
@@ -201,11 +204,19 @@ class MadEngine {
 
   // I/O thread only.
   std::list<ActiveBatch> active_;
-  std::deque<std::unique_ptr<Slot>> pending_;
+  // Queued requests per target, and the round-robin list of targets that have queued requests
+  // and a free per-target slot: picking the next request is O(1) however many are blocked.
+  struct TargetQueue {
+    std::deque<std::unique_ptr<Slot>> queue;
+    int inFlight = 0;
+    bool ready = false;
+  };
+  std::unordered_map<Lid, TargetQueue> queues_;
+  std::deque<Lid> ready_;
+  std::size_t queued_ = 0;
   std::unordered_map<Slot*, std::unique_ptr<Slot>> inFlight_;
   std::unordered_map<std::uint32_t, Slot*> liveTids_;
   std::set<std::pair<Clock::time_point, Slot*>> deadlines_;
-  std::map<Lid, int> targetInFlight_;
   std::unordered_map<std::uint32_t, Retired> retired_;
   std::deque<std::uint32_t> retiredOrder_;
   std::uint32_t nextTid_ = 1;

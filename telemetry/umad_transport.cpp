@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -14,6 +15,13 @@ namespace {
 
 // Class version 1 for both SMI and PerfMgt; no RMPP.
 constexpr int kClassVersion = 1;
+
+// Size of our umad buffers. umad_size() is not where umad_get_mad() puts the MAD under umad2sim
+// (ASan caught a 256-byte copy at umad_get_mad() running 8 bytes past umad_size() + 256), so
+// the buffers are sized from the struct and get generous slack; only 256 MAD bytes are used.
+std::size_t umadBufferSize() {
+  return std::max(umad_size(), sizeof(ib_user_mad_t)) + IB_MAD_SIZE + 4096;
+}
 
 int pollTimeoutMs(std::chrono::nanoseconds timeout) {
   if (timeout <= std::chrono::nanoseconds::zero()) return 0;
@@ -25,9 +33,7 @@ int pollTimeoutMs(std::chrono::nanoseconds timeout) {
 }  // namespace
 
 UmadTransport::UmadTransport(Options options)
-    : options_(std::move(options)),
-      sendBuf_(umad_size() + IB_MAD_SIZE),
-      recvBuf_(umad_size() + IB_MAD_SIZE) {}
+    : options_(std::move(options)), sendBuf_(umadBufferSize()), recvBuf_(umadBufferSize()) {}
 
 UmadTransport::~UmadTransport() { close(); }
 
