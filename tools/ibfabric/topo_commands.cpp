@@ -13,8 +13,6 @@
 
 namespace ibfabric::cli {
 
-void addTopoCompareCommand(CLI::App& topo);  // topo_compare_command.cpp
-
 namespace {
 
 struct GenArgs {
