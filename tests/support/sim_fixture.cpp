@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
-#include <regex>
 #include <stdexcept>
 
 #include "tools/sim/harness.h"
@@ -73,13 +72,17 @@ std::string fatTreeText(std::string_view prefix, int spines, int leaves, int hos
 void reapAbandonedFabrics() {
   static std::once_flag once;
   std::call_once(once, [] {
-    static const std::regex testName(R"(^t(\d+)-\d+-.*)");
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(sim::simRoot(), ec)) {
+      // "t<pid>-<n>-<tag>"
       const std::string name = entry.path().filename().string();
-      std::smatch m;
-      if (!std::regex_match(name, m, testName)) continue;
-      const pid_t owner = static_cast<pid_t>(std::stol(m[1].str()));
+      if (name.size() < 4 || name[0] != 't') continue;
+      const auto dash = name.find('-');
+      if (dash == std::string::npos || dash == 1 ||
+          name.find_first_not_of("0123456789", 1) != dash) {
+        continue;
+      }
+      const pid_t owner = static_cast<pid_t>(std::stol(name.substr(1, dash - 1)));
       if (owner == ::getpid() || ::kill(owner, 0) == 0 || errno != ESRCH) continue;
       std::fprintf(stderr, "[sim] taking down abandoned fabric %s\n", name.c_str());
       runCli({"sim", "down", "--name", name}, 60s);
