@@ -1,0 +1,439 @@
+#include "telemetry/counter_sweep.h"
+
+#include <infiniband/mad.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+namespace ibfabric::telemetry {
+namespace {
+
+using mad::MadOutcome;
+using mad::MadRequest;
+using mad::MadResult;
+
+struct CounterInfo {
+  std::string_view name;
+  std::string_view ibName;
+  int narrowWidth;
+  int selectBit;  // -1: not in CounterSelect
+  bool error;
+};
+
+constexpr std::array<CounterInfo, kCounterCount> kInfo = {{
+    {"xmit_data", "PortXmitData", 32, 12, false},
+    {"rcv_data", "PortRcvData", 32, 13, false},
+    {"xmit_pkts", "PortXmitPkts", 32, 14, false},
+    {"rcv_pkts", "PortRcvPkts", 32, 15, false},
+    {"symbol_errors", "SymbolErrorCounter", 16, 0, true},
+    {"link_error_recovery", "LinkErrorRecoveryCounter", 8, 1, true},
+    {"link_downed", "LinkDownedCounter", 8, 2, true},
+    {"rcv_errors", "PortRcvErrors", 16, 3, true},
+    {"rcv_remote_physical_errors", "PortRcvRemotePhysicalErrors", 16, 4, true},
+    {"rcv_switch_relay_errors", "PortRcvSwitchRelayErrors", 16, 5, true},
+    {"xmit_discards", "PortXmitDiscards", 16, 6, true},
+    {"xmit_constraint_errors", "PortXmitConstraintErrors", 8, 7, true},
+    {"rcv_constraint_errors", "PortRcvConstraintErrors", 8, 8, true},
+    {"local_link_integrity_errors", "LocalLinkIntegrityErrors", 4, 9, true},
+    {"excessive_buffer_overrun_errors", "ExcessiveBufferOverrunErrors", 4, 10, true},
+    {"vl15_dropped", "VL15Dropped", 16, 11, true},
+    {"xmit_wait", "PortXmitWait", 32, -1, false},
+}};
+
+void setNarrowErrors(CounterValues& v, const mad::PortCounters& c) {
+  auto put = [&](Counter k, std::uint64_t x) { v.set(k, x, narrowWidth(k)); };
+  put(Counter::kSymbolErrors, c.symbolErrorCounter);
+  put(Counter::kLinkErrorRecovery, c.linkErrorRecoveryCounter);
+  put(Counter::kLinkDowned, c.linkDownedCounter);
+  put(Counter::kRcvErrors, c.portRcvErrors);
+  put(Counter::kRcvRemotePhysicalErrors, c.portRcvRemotePhysicalErrors);
+  put(Counter::kRcvSwitchRelayErrors, c.portRcvSwitchRelayErrors);
+  put(Counter::kXmitDiscards, c.portXmitDiscards);
+  put(Counter::kXmitConstraintErrors, c.portXmitConstraintErrors);
+  put(Counter::kRcvConstraintErrors, c.portRcvConstraintErrors);
+  put(Counter::kLocalLinkIntegrityErrors, c.localLinkIntegrityErrors);
+  put(Counter::kExcessiveBufferOverrunErrors, c.excessiveBufferOverrunErrors);
+  put(Counter::kVl15Dropped, c.vl15Dropped);
+}
+
+void setNarrowData(CounterValues& v, const mad::PortCounters& c) {
+  v.set(Counter::kXmitData, c.portXmitData, 32);
+  v.set(Counter::kRcvData, c.portRcvData, 32);
+  v.set(Counter::kXmitPkts, c.portXmitPkts, 32);
+  v.set(Counter::kRcvPkts, c.portRcvPkts, 32);
+}
+
+void setExtendedData(CounterValues& v, const mad::PortCountersExtended& c) {
+  v.set(Counter::kXmitData, c.portXmitData, 64);
+  v.set(Counter::kRcvData, c.portRcvData, 64);
+  v.set(Counter::kXmitPkts, c.portXmitPkts, 64);
+  v.set(Counter::kRcvPkts, c.portRcvPkts, 64);
+}
+
+void setExtendedErrors(CounterValues& v, const mad::PortCountersExtended& c, bool xmitWait) {
+  v.set(Counter::kSymbolErrors, c.symbolErrorCounter, 64);
+  v.set(Counter::kLinkErrorRecovery, c.linkErrorRecoveryCounter, 64);
+  v.set(Counter::kLinkDowned, c.linkDownedCounter, 64);
+  v.set(Counter::kRcvErrors, c.portRcvErrors, 64);
+  v.set(Counter::kRcvRemotePhysicalErrors, c.portRcvRemotePhysicalErrors, 64);
+  v.set(Counter::kRcvSwitchRelayErrors, c.portRcvSwitchRelayErrors, 64);
+  v.set(Counter::kXmitDiscards, c.portXmitDiscards, 64);
+  v.set(Counter::kXmitConstraintErrors, c.portXmitConstraintErrors, 64);
+  v.set(Counter::kRcvConstraintErrors, c.portRcvConstraintErrors, 64);
+  v.set(Counter::kLocalLinkIntegrityErrors, c.localLinkIntegrityErrors, 64);
+  v.set(Counter::kExcessiveBufferOverrunErrors, c.excessiveBufferOverrunErrors, 64);
+  v.set(Counter::kVl15Dropped, c.vl15Dropped, 64);
+  if (xmitWait) v.set(Counter::kXmitWait, c.portXmitWait, 64);
+}
+
+std::string describeFailure(std::string_view what, const MadResult& r) {
+  char buf[160];
+  if (r.ok()) {
+    std::snprintf(buf, sizeof buf, "%.*s: MAD status 0x%04x", static_cast<int>(what.size()),
+                  what.data(), mad::madStatus(r.reply));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.*s: %s after %d send%s", static_cast<int>(what.size()),
+                  what.data(), mad::toString(r.outcome), r.attempts, r.attempts == 1 ? "" : "s");
+  }
+  return buf;
+}
+
+// Reply arrival times, written on the engine's I/O thread and read after the batch is done.
+struct ReplyTimes {
+  explicit ReplyTimes(std::size_t n) : at(n) {}
+  std::mutex mu;
+  std::vector<mad::Clock::time_point> at;
+};
+
+std::vector<MadResult> runTimed(mad::MadEngine& engine, const mad::Clock& clock,
+                                std::vector<MadRequest> requests,
+                                std::vector<mad::Clock::time_point>* times) {
+  auto rt = std::make_shared<ReplyTimes>(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    requests[i].onComplete = [rt, i, &clock](const MadResult&) {
+      auto now = clock.now();
+      std::lock_guard lock(rt->mu);
+      rt->at[i] = now;
+    };
+  }
+  auto results = engine.run(std::move(requests));
+  if (times) {
+    std::lock_guard lock(rt->mu);
+    *times = rt->at;
+  }
+  return results;
+}
+
+void tally(SweepStats& stats, const std::vector<MadResult>& results) {
+  for (const auto& r : results) {
+    ++stats.requests;
+    stats.attempts += static_cast<std::size_t>(r.attempts);
+    if (r.attempts > 1) stats.retries += static_cast<std::size_t>(r.attempts - 1);
+    if (!r.ok()) ++stats.failedRequests;
+  }
+}
+
+}  // namespace
+
+std::string_view toString(Counter c) { return kInfo[index(c)].name; }
+std::string_view ibName(Counter c) { return kInfo[index(c)].ibName; }
+bool isErrorCounter(Counter c) { return kInfo[index(c)].error; }
+int narrowWidth(Counter c) { return kInfo[index(c)].narrowWidth; }
+
+std::optional<int> counterSelectBit(Counter c) {
+  int bit = kInfo[index(c)].selectBit;
+  if (bit < 0) return std::nullopt;
+  return bit;
+}
+
+bool CounterValues::saturated(Counter c) const {
+  int width = bits[index(c)];
+  if (width == 0 || width >= 64) return false;
+  return value[index(c)] == (std::uint64_t{1} << width) - 1;
+}
+
+std::string_view toString(PortStatus s) {
+  switch (s) {
+    case PortStatus::kOk:
+      return "ok";
+    case PortStatus::kTimeout:
+      return "timeout";
+    case PortStatus::kUnsupported:
+      return "unsupported";
+    case PortStatus::kUnreachable:
+      return "unreachable";
+    case PortStatus::kGone:
+      return "gone";
+  }
+  return "?";
+}
+
+const PortSample* CounterSnapshot::find(PortKey key) const {
+  auto it = std::lower_bound(ports.begin(), ports.end(), key,
+                             [](const PortSample& s, const PortKey& k) { return s.key < k; });
+  return it != ports.end() && it->key == key ? &*it : nullptr;
+}
+
+mad::MadBuffer buildPortCountersClear(std::uint8_t portSelect,
+                                      const std::vector<Counter>& counters) {
+  mad::MadBuffer m =
+      mad::makeRequest(mad::MgmtClass::kPerfMgt, mad::MadMethod::kSet,
+                       static_cast<std::uint16_t>(mad::PmaAttribute::kPortCounters), 0);
+  mad::PortCounters v;
+  v.portSelect = portSelect;
+  std::uint32_t select2 = 0;
+  for (Counter c : counters) {
+    if (auto bit = counterSelectBit(c)) {
+      v.counterSelect = static_cast<std::uint16_t>(v.counterSelect | (1u << *bit));
+    } else if (c == Counter::kXmitWait) {
+      select2 |= 1u;  // CounterSelect2 bit 0: PortXmitWait.
+    }
+  }
+  mad::encodePortCounters(m, v);
+  mad_encode_field(m.data() + mad::kAttributeDataOffset, IB_PC_COUNTER_SELECT2_F, &select2);
+  return m;
+}
+
+CounterSweeper::CounterSweeper(mad::MadEngine& engine, const mad::Clock& clock,
+                               SweepOptions options)
+    : engine_(engine), clock_(clock), options_(std::move(options)) {}
+
+void CounterSweeper::setTopology(TopologyPtr topology) {
+  std::vector<Target> next;
+  if (topology) {
+    for (const Node& node : topology->nodes()) {
+      for (const auto& p : node.ports) {
+        if (!p || !p->connected()) continue;
+        if (node.isSwitch() && p->num.value() == 0) continue;
+        if (options_.portFilter && !options_.portFilter(node, *p)) continue;
+        Lid lid = node.isSwitch() ? node.lid() : p->lid;
+        if (node.isSwitch() && lid.value() == 0) lid = p->lid;
+        next.push_back(Target{PortKey{node.guid, p->num}, node.index, lid});
+      }
+    }
+  }
+  std::sort(next.begin(), next.end(),
+            [](const Target& a, const Target& b) { return a.key < b.key; });
+  // Ports polled before and absent now are reported once as gone.
+  std::set<PortKey> now;
+  for (const auto& t : next) now.insert(t.key);
+  for (const auto& t : targets_) {
+    if (now.count(t.key)) continue;
+    PortSample s;
+    s.key = t.key;
+    s.lid = t.lid;
+    if (topology_) {
+      const Node& n = topology_->node(t.node);
+      s.nodeType = n.type;
+      s.nodeDescription = n.description;
+      if (const Port* p = n.port(t.key.port); p && p->remote) {
+        const Node& rn = topology_->node(p->remote->node);
+        s.remote = PortKey{rn.guid, p->remote->port};
+        s.remoteDescription = rn.description;
+        s.rate = p->activeRate;
+      }
+    }
+    s.status = PortStatus::kGone;
+    s.detail = "no longer linked in the topology";
+    gone_.push_back(std::move(s));
+  }
+  targets_ = std::move(next);
+  topology_ = std::move(topology);
+  capabilities_.clear();
+  capabilityFailures_.clear();
+}
+
+void CounterSweeper::readCapabilities(SweepStats& stats, std::vector<TargetFailure>& failures) {
+  std::vector<MadRequest> requests;
+  std::vector<const Target*> asked;
+  std::set<Guid> seen;
+  for (const auto& t : targets_) {
+    if (capabilities_.count(t.key.node) || !seen.insert(t.key.node).second) continue;
+    requests.push_back({mad::pmaAddress(t.lid), mad::buildClassPortInfoGet(), nullptr});
+    asked.push_back(&t);
+  }
+  if (requests.empty()) return;
+  stats.classPortInfoQueries += requests.size();
+  auto results = engine_.run(std::move(requests));
+  tally(stats, results);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Target& t = *asked[i];
+    const MadResult& r = results[i];
+    if (r.ok() && mad::madStatus(r.reply) == 0) {
+      capabilities_[t.key.node] = PmaCapabilities{mad::decodeClassPortInfo(r.reply)};
+      capabilityFailures_.erase(t.key.node);
+      continue;
+    }
+    std::string why = describeFailure("ClassPortInfo", r);
+    capabilityFailures_[t.key.node] = why;
+    TargetFailure f;
+    f.lid = t.lid;
+    f.node = t.key.node;
+    f.nodeDescription = topology_->node(t.node).description;
+    f.failedRequests = 1;
+    f.requests = 1;
+    f.attempts = r.attempts;
+    f.reason = why;
+    failures.push_back(std::move(f));
+  }
+}
+
+CounterSnapshotPtr CounterSweeper::sweep() {
+  auto snap = std::make_shared<CounterSnapshot>();
+  snap->sequence = ++sequence_;
+  snap->started = clock_.now();
+  snap->topology = topology_;
+  SweepStats& stats = snap->stats;
+  std::vector<TargetFailure> failures;
+  readCapabilities(stats, failures);
+
+  // Requests: per port, PortCountersExtended and/or PortCounters as the capabilities allow.
+  enum class Kind : std::uint8_t { kExtended, kNarrow };
+  struct Pending {
+    std::size_t port;
+    Kind kind;
+  };
+  std::vector<MadRequest> requests;
+  std::vector<Pending> pending;
+  std::vector<PortSample> samples(targets_.size());
+  for (std::size_t i = 0; i < targets_.size(); ++i) {
+    const Target& t = targets_[i];
+    const Node& node = topology_->node(t.node);
+    const Port* port = node.port(t.key.port);
+    PortSample& s = samples[i];
+    s.key = t.key;
+    s.nodeType = node.type;
+    s.nodeDescription = node.description;
+    s.lid = t.lid;
+    s.at = snap->started;
+    if (port) {
+      s.rate = port->activeRate;
+      if (port->remote) {
+        const Node& rn = topology_->node(port->remote->node);
+        s.remote = PortKey{rn.guid, port->remote->port};
+        s.remoteDescription = rn.description;
+      }
+    }
+    auto cap = capabilities_.find(t.key.node);
+    if (cap == capabilities_.end()) {
+      s.status = PortStatus::kUnreachable;
+      auto why = capabilityFailures_.find(t.key.node);
+      s.detail = why != capabilityFailures_.end() ? why->second : "no ClassPortInfo";
+      continue;
+    }
+    const auto select = t.key.port.value();
+    if (cap->second.extendedCounters()) {
+      requests.push_back(
+          {mad::pmaAddress(t.lid), mad::buildPortCountersExtendedGet(select), nullptr});
+      pending.push_back({i, Kind::kExtended});
+    }
+    if (!cap->second.extendedCounters() || !cap->second.extendedErrorCounters()) {
+      requests.push_back({mad::pmaAddress(t.lid), mad::buildPortCountersGet(select), nullptr});
+      pending.push_back({i, Kind::kNarrow});
+    }
+  }
+
+  std::vector<mad::Clock::time_point> times;
+  auto results = runTimed(engine_, clock_, requests, &times);
+  tally(stats, results);
+
+  std::map<Lid, TargetFailure> byLid;
+  for (std::size_t r = 0; r < results.size(); ++r) {
+    const Pending& p = pending[r];
+    const Target& t = targets_[p.port];
+    PortSample& s = samples[p.port];
+    const MadResult& res = results[r];
+    TargetFailure& tf = byLid[t.lid];
+    tf.lid = t.lid;
+    tf.node = t.key.node;
+    ++tf.requests;
+    tf.attempts += res.attempts;
+    const char* what = p.kind == Kind::kExtended ? "PortCountersExtended" : "PortCounters";
+    if (!res.ok() || mad::madStatus(res.reply) != 0) {
+      ++tf.failedRequests;
+      tf.reason = describeFailure(what, res);
+      if (s.status == PortStatus::kOk) {
+        s.status = res.ok() ? PortStatus::kUnsupported : PortStatus::kTimeout;
+        s.detail = tf.reason;
+      }
+      continue;
+    }
+    s.at = std::max(s.at, times[r]);
+    const PmaCapabilities& cap = capabilities_.at(t.key.node);
+    if (p.kind == Kind::kExtended) {
+      auto c = mad::decodePortCountersExtended(res.reply);
+      setExtendedData(s.counters, c);
+      if (cap.extendedErrorCounters()) setExtendedErrors(s.counters, c, cap.xmitWait());
+    } else {
+      auto c = mad::decodePortCounters(res.reply);
+      setNarrowErrors(s.counters, c);
+      if (!cap.extendedCounters()) setNarrowData(s.counters, c);
+      if (cap.xmitWait()) s.counters.set(Counter::kXmitWait, c.portXmitWait, 32);
+    }
+  }
+  for (auto& [lid, tf] : byLid) {
+    if (tf.failedRequests == 0) continue;
+    if (topology_) {
+      if (const Node* n = topology_->findNode(tf.node)) tf.nodeDescription = n->description;
+    }
+    failures.push_back(std::move(tf));
+  }
+
+  // Optional policy: clear saturated narrow counters so they count again.
+  if (options_.clearSaturated) {
+    std::vector<MadRequest> clears;
+    std::vector<std::pair<std::size_t, std::vector<Counter>>> what;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const PortSample& s = samples[i];
+      if (s.status != PortStatus::kOk) continue;
+      std::vector<Counter> sat;
+      for (Counter c : kAllCounters)
+        if (s.counters.saturated(c)) sat.push_back(c);
+      if (sat.empty()) continue;
+      clears.push_back(
+          {mad::pmaAddress(s.lid), buildPortCountersClear(s.key.port.value(), sat), nullptr});
+      what.emplace_back(i, std::move(sat));
+    }
+    if (!clears.empty()) {
+      stats.clearRequests = clears.size();
+      auto cleared = engine_.run(std::move(clears));
+      tally(stats, cleared);
+      for (std::size_t i = 0; i < cleared.size(); ++i) {
+        if (cleared[i].ok() && mad::madStatus(cleared[i].reply) == 0) {
+          samples[what[i].first].clearedAfterRead = what[i].second;
+        } else {
+          spdlog::warn("counter sweep: clearing saturated counters of {} port {} failed: {}",
+                       samples[what[i].first].nodeDescription,
+                       samples[what[i].first].key.port.value(),
+                       describeFailure("PortCounters SET", cleared[i]));
+        }
+      }
+    }
+  }
+
+  stats.ports = samples.size();
+  for (const auto& s : samples)
+    if (s.status == PortStatus::kOk) ++stats.portsOk;
+  for (auto& g : gone_) {
+    g.at = snap->started;
+    samples.push_back(std::move(g));
+  }
+  gone_.clear();
+  std::sort(samples.begin(), samples.end(),
+            [](const PortSample& a, const PortSample& b) { return a.key < b.key; });
+  snap->ports = std::move(samples);
+  snap->failures = std::move(failures);
+  snap->finished = clock_.now();
+  snap->wallTime = std::chrono::system_clock::now();
+  stats.duration = snap->finished - snap->started;
+  if (!snap->failures.empty()) {
+    spdlog::info("counter sweep {}: {} of {} ports ok, {} targets with failures, {} retries",
+                 snap->sequence, stats.portsOk, stats.ports, snap->failures.size(), stats.retries);
+  }
+  return snap;
+}
+
+}  // namespace ibfabric::telemetry

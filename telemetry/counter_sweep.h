@@ -1,0 +1,239 @@
+// CounterSweeper: reads the port counters of every linked port of a Topology snapshot through
+// the MadEngine and publishes each sweep as an immutable CounterSnapshot.
+//
+// Per topology snapshot, the sweeper asks each node once for its PerfMgt ClassPortInfo; the
+// capability masks decide what a sweep reads per port:
+//   - PortCountersExtended (64-bit data and packet counters) when the node has extended
+//     counters, else the 32-bit data counters of PortCounters;
+//   - the 64-bit error counters and XmitWait of PortCountersExtended when CapabilityMask2 says
+//     "additional extended counters", else PortCounters' narrow error counters and (when
+//     CapabilityMask has PortXmitWait) its 32-bit XmitWait.
+// A CA port is queried at its own LID with PortSelect = its port number; a switch port at the
+// switch's LID with PortSelect = the port. AllPortSelect is recorded but not used: a sweep wants
+// per-port values, never sums.
+//
+// Ports that have a link are polled. When setTopology() gives a snapshot in which a port polled
+// before no longer has a link (or its node is gone), the next CounterSnapshot lists that port
+// once with status kGone, and it is polled no more.
+//
+// Thread-safety: a CounterSweeper is used from one thread at a time (setTopology and sweep must
+// not race). The snapshots it returns are immutable and thread-safe to read from anywhere.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "discovery/topology.h"
+#include "telemetry/clock.h"
+#include "telemetry/mad_engine.h"
+#include "telemetry/pma_attributes.h"
+
+namespace ibfabric::telemetry {
+
+/// Every counter a sweep reads, data counters first.
+enum class Counter : std::uint8_t {
+  kXmitData,  ///< 4-octet units.
+  kRcvData,   ///< 4-octet units.
+  kXmitPkts,
+  kRcvPkts,
+  kSymbolErrors,
+  kLinkErrorRecovery,
+  kLinkDowned,
+  kRcvErrors,
+  kRcvRemotePhysicalErrors,
+  kRcvSwitchRelayErrors,
+  kXmitDiscards,
+  kXmitConstraintErrors,
+  kRcvConstraintErrors,
+  kLocalLinkIntegrityErrors,
+  kExcessiveBufferOverrunErrors,
+  kVl15Dropped,
+  kXmitWait,
+};
+inline constexpr std::size_t kCounterCount = 17;
+inline constexpr std::array<Counter, kCounterCount> kAllCounters = {
+    Counter::kXmitData,
+    Counter::kRcvData,
+    Counter::kXmitPkts,
+    Counter::kRcvPkts,
+    Counter::kSymbolErrors,
+    Counter::kLinkErrorRecovery,
+    Counter::kLinkDowned,
+    Counter::kRcvErrors,
+    Counter::kRcvRemotePhysicalErrors,
+    Counter::kRcvSwitchRelayErrors,
+    Counter::kXmitDiscards,
+    Counter::kXmitConstraintErrors,
+    Counter::kRcvConstraintErrors,
+    Counter::kLocalLinkIntegrityErrors,
+    Counter::kExcessiveBufferOverrunErrors,
+    Counter::kVl15Dropped,
+    Counter::kXmitWait,
+};
+/// snake_case names ("xmit_data", "symbol_errors", ...), used in JSON and tables.
+std::string_view toString(Counter c);
+/// The perfquery spelling ("PortXmitData", "SymbolErrorCounter", ...).
+std::string_view ibName(Counter c);
+/// True for the error counters (not data, packets or XmitWait).
+bool isErrorCounter(Counter c);
+/// Width of the counter in PortCounters (IBA 16.1.3.5): 32, 16, 8 or 4 bits.
+int narrowWidth(Counter c);
+inline std::size_t index(Counter c) { return static_cast<std::size_t>(c); }
+
+/// Raw counter values of one port, each with the width it was read at (0 = not read).
+struct CounterValues {
+  std::array<std::uint64_t, kCounterCount> value{};
+  std::array<std::uint8_t, kCounterCount> bits{};
+
+  bool has(Counter c) const { return bits[index(c)] != 0; }
+  std::uint64_t get(Counter c) const { return value[index(c)]; }
+  void set(Counter c, std::uint64_t v, int width) {
+    value[index(c)] = v;
+    bits[index(c)] = static_cast<std::uint8_t>(width);
+  }
+  /// Read, narrower than 64 bits and stuck at its maximum: the true count is unknown.
+  bool saturated(Counter c) const;
+  friend bool operator==(const CounterValues&, const CounterValues&) = default;
+};
+
+/// What the node's ClassPortInfo says a sweep can read.
+struct PmaCapabilities {
+  mad::ClassPortInfo classPortInfo;
+  bool extendedCounters() const { return classPortInfo.extendedCounters(); }
+  bool extendedErrorCounters() const { return classPortInfo.extendedErrorCounters(); }
+  bool allPortSelect() const { return classPortInfo.allPortSelect(); }
+  bool xmitWait() const { return classPortInfo.portXmitWait(); }
+};
+
+enum class PortStatus : std::uint8_t {
+  kOk,           ///< Every query of the port answered.
+  kTimeout,      ///< A query went unanswered after all retries (or its target was skipped).
+  kUnsupported,  ///< The PMA answered with an error status (attribute or port unsupported).
+  kUnreachable,  ///< The node's ClassPortInfo could not be read: nothing was asked.
+  kGone,         ///< Polled before, no longer linked in the topology: not polled any more.
+};
+std::string_view toString(PortStatus s);  // "ok", "timeout", "unsupported", "unreachable", "gone"
+
+/// A port's identity as a sweep keeps it (independent of NodeIndex).
+struct PortKey {
+  Guid node;
+  PortNum port;
+  friend auto operator<=>(const PortKey&, const PortKey&) = default;
+};
+
+struct PortSample {
+  PortKey key;
+  NodeType nodeType = NodeType::kCa;
+  std::string nodeDescription;   ///< Node::description.
+  Lid lid;                       ///< Where the PMA queries went.
+  std::optional<LinkRate> rate;  ///< Active rate from the topology.
+  /// The other end of the cable.
+  std::optional<PortKey> remote;
+  std::string remoteDescription;
+
+  PortStatus status = PortStatus::kOk;
+  std::string detail;  ///< Why, when status is not kOk ("PortCounters: timeout after 4 sends").
+  /// When the last reply for this port arrived (engine clock); the sweep start if none did.
+  mad::Clock::time_point at{};
+  CounterValues counters;
+  /// Counters this sweep cleared (PortCounters SET) after reading them: the next sample of
+  /// these counts from 0.
+  std::vector<Counter> clearedAfterRead;
+};
+
+/// A target (LID) that did not answer every query of a sweep.
+struct TargetFailure {
+  Lid lid;
+  Guid node;
+  std::string nodeDescription;
+  int failedRequests = 0;
+  int requests = 0;
+  int attempts = 0;  ///< Sends for all its requests (retries included).
+  std::string reason;
+};
+
+struct SweepStats {
+  std::size_t ports = 0;  ///< Ports polled (excluding kGone entries).
+  std::size_t portsOk = 0;
+  std::size_t requests = 0;  ///< MAD requests of this sweep (ClassPortInfo included).
+  std::size_t attempts = 0;  ///< Sends (requests + retries).
+  std::size_t retries = 0;
+  std::size_t failedRequests = 0;
+  std::size_t classPortInfoQueries = 0;
+  std::size_t clearRequests = 0;  ///< PortCounters SETs sent by the clear-saturated policy.
+  std::chrono::nanoseconds duration{0};
+};
+
+/// The result of one sweep. Immutable once published.
+struct CounterSnapshot {
+  std::uint64_t sequence = 0;  ///< 1, 2, ... per sweeper.
+  mad::Clock::time_point started{};
+  mad::Clock::time_point finished{};
+  std::chrono::system_clock::time_point wallTime{};  ///< When the sweep finished.
+  TopologyPtr topology;
+  /// Sorted by key; includes kGone entries for ports that just disappeared.
+  std::vector<PortSample> ports;
+  std::vector<TargetFailure> failures;
+  SweepStats stats;
+
+  const PortSample* find(PortKey key) const;
+};
+using CounterSnapshotPtr = std::shared_ptr<const CounterSnapshot>;
+
+struct SweepOptions {
+  /// Which linked ports to poll; empty = all.
+  std::function<bool(const Node&, const Port&)> portFilter;
+  /// Off by default: after reading, clear (PortCounters SET with CounterSelect) the narrow
+  /// counters that are saturated, so they count again. Needs write access to the PMA.
+  bool clearSaturated = false;
+};
+
+class CounterSweeper {
+ public:
+  CounterSweeper(mad::MadEngine& engine, const mad::Clock& clock, SweepOptions options = {});
+
+  /// Takes a new topology snapshot: capabilities are read again, ports that lost their link are
+  /// reported once as kGone by the next sweep.
+  void setTopology(TopologyPtr topology);
+  const TopologyPtr& topology() const { return topology_; }
+
+  /// Sweeps every target port; never throws on fabric errors (they are per-port statuses).
+  CounterSnapshotPtr sweep();
+
+  /// Capabilities read for the current topology, by node GUID (absent: not read or no answer).
+  const std::map<Guid, PmaCapabilities>& capabilities() const { return capabilities_; }
+
+ private:
+  struct Target {
+    PortKey key;
+    NodeIndex node = kNoNode;
+    Lid lid;
+  };
+  void readCapabilities(SweepStats& stats, std::vector<TargetFailure>& failures);
+
+  mad::MadEngine& engine_;
+  const mad::Clock& clock_;
+  SweepOptions options_;
+  TopologyPtr topology_;
+  std::vector<Target> targets_;
+  std::vector<PortSample> gone_;  ///< Reported by the next sweep.
+  std::map<Guid, PmaCapabilities> capabilities_;
+  std::map<Guid, std::string> capabilityFailures_;  ///< Nodes whose ClassPortInfo failed.
+  std::uint64_t sequence_ = 0;
+};
+
+/// CounterSelect bit (PortCounters) of a counter; nullopt for XmitWait (CounterSelect2).
+std::optional<int> counterSelectBit(Counter c);
+/// A PortCounters SET that clears `counters` on `portSelect`, built with libibmad's fields.
+mad::MadBuffer buildPortCountersClear(std::uint8_t portSelect,
+                                      const std::vector<Counter>& counters);
+
+}  // namespace ibfabric::telemetry

@@ -1,0 +1,336 @@
+// CounterSweeper on the scripted fake transport with in-memory topologies: capabilities decide
+// the queries, CA and switch ports are addressed correctly, timeouts and vanished ports are
+// reported per port.
+#include "telemetry/counter_sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "telemetry/fake_clock.h"
+#include "telemetry/fake_mad_transport.h"
+
+namespace ibfabric::telemetry {
+namespace {
+
+using namespace std::chrono_literals;
+using mad::FakeMadTransport;
+using Reply = FakeMadTransport::Reply;
+
+constexpr Guid kSwitch{0x200000};
+constexpr Guid kCaA{0x100000};
+constexpr Guid kCaB{0x100010};
+constexpr Guid kCaC{0x100020};
+constexpr LinkRate k4xHdr{LinkWidth::k4x, LinkSpeed::kHdr};
+
+// A switch (LID 1) with CAs A (LID 5), B (LID 6) and, optionally, C (LID 7) on ports 1..3.
+TopologyPtr fabric(bool withC = true) {
+  TopologyBuilder b;
+  b.addNode({NodeType::kSwitch, kSwitch, kSwitch, "sw", 0, 0, 0, 4});
+  b.addNode({NodeType::kCa, kCaA, kCaA, "hostA mlx5_0", 0, 0, 0, 1});
+  b.addNode({NodeType::kCa, kCaB, kCaB, "hostB mlx5_0", 0, 0, 0, 1});
+  if (withC) b.addNode({NodeType::kCa, kCaC, kCaC, "hostC mlx5_0", 0, 0, 0, 1});
+  auto add = [&](Guid g, int num, int lid) {
+    Port p;
+    p.num = PortNum(static_cast<std::uint8_t>(num));
+    p.lid = Lid(static_cast<std::uint16_t>(lid));
+    p.state = PortState::kActive;
+    p.physState = PhysPortState::kLinkUp;
+    if (num != 0) p.activeRate = k4xHdr;
+    b.addPort(g, p);
+  };
+  for (int p = 0; p <= 4; ++p) add(kSwitch, p, 1);
+  add(kCaA, 1, 5);
+  add(kCaB, 1, 6);
+  if (withC) add(kCaC, 1, 7);
+  b.connect(kSwitch, PortNum{1}, kCaA, PortNum{1});
+  b.connect(kSwitch, PortNum{2}, kCaB, PortNum{1});
+  if (withC) b.connect(kSwitch, PortNum{3}, kCaC, PortNum{1});
+  return b.build();
+}
+
+// A scripted PMA per LID: capability masks and counter values per (LID, port).
+struct FakePma {
+  std::mutex mu;
+  std::map<std::uint16_t, mad::ClassPortInfo> cpi;
+  std::map<std::pair<std::uint16_t, int>, mad::PortCountersExtended> ext;
+  std::map<std::pair<std::uint16_t, int>, mad::PortCounters> narrow;
+  std::set<std::uint16_t> dead;
+  std::map<std::uint16_t, std::uint16_t> status;  // MAD status to answer with
+  std::vector<std::pair<std::uint16_t, mad::MadHeader>> asked;
+
+  FakeMadTransport::Responder responder() {
+    return [this](const mad::MadAddress& to, const mad::MadBuffer& req, int) {
+      std::lock_guard lock(mu);
+      const auto lid = to.lid.value();
+      const mad::MadHeader h = mad::decodeHeader(req);
+      asked.emplace_back(lid, h);
+      if (dead.count(lid)) return std::vector<Reply>{};
+      mad::MadBuffer reply = FakeMadTransport::responseTo(req);
+      if (auto st = status.find(lid); st != status.end()) {
+        mad::MadHeader rh = mad::decodeHeader(reply);
+        rh.status = st->second;
+        mad::encodeHeader(reply, rh);
+        return std::vector<Reply>{{1ms, reply}};
+      }
+      switch (static_cast<mad::PmaAttribute>(h.attributeId)) {
+        case mad::PmaAttribute::kClassPortInfo:
+          mad::encodeClassPortInfo(reply, cpi[lid]);
+          break;
+        case mad::PmaAttribute::kPortCountersExtended: {
+          int port = mad::decodePortCountersExtended(req).portSelect;
+          auto v = ext[{lid, port}];
+          v.portSelect = static_cast<std::uint8_t>(port);
+          mad::encodePortCountersExtended(reply, v);
+          break;
+        }
+        case mad::PmaAttribute::kPortCounters: {
+          int port = mad::decodePortCounters(req).portSelect;
+          if (h.method == static_cast<std::uint8_t>(mad::MadMethod::kSet)) break;  // echo
+          auto v = narrow[{lid, port}];
+          v.portSelect = static_cast<std::uint8_t>(port);
+          mad::encodePortCounters(reply, v);
+          break;
+        }
+        default:
+          break;
+      }
+      return std::vector<Reply>{{1ms, reply}};
+    };
+  }
+  std::size_t count(std::uint16_t attr, std::optional<std::uint16_t> lid = std::nullopt) {
+    std::lock_guard lock(mu);
+    std::size_t n = 0;
+    for (const auto& [l, h] : asked)
+      if (h.attributeId == attr && (!lid || l == *lid)) ++n;
+    return n;
+  }
+};
+
+mad::ClassPortInfo caps(std::uint16_t mask, std::uint32_t mask2 = 0) {
+  mad::ClassPortInfo c;
+  c.baseVersion = 1;
+  c.classVersion = 1;
+  c.capabilityMask = mask;
+  c.capabilityMask2 = mask2;
+  return c;
+}
+
+struct Harness {
+  explicit Harness(SweepOptions so = {}) : transport(clock, pma.responder()) {
+    pma.cpi[1] = caps(0x1300);  // what ibsim reports for switches
+    for (std::uint16_t lid : {5, 6, 7}) pma.cpi[lid] = caps(0x1200);
+    std::string error;
+    transport.open(error);
+    mad::MadEngineOptions o;
+    o.window = 8;
+    o.retries = 2;
+    o.timeout = 50ms;
+    engine = std::make_unique<mad::MadEngine>(transport, clock, o);
+    sweeper = std::make_unique<CounterSweeper>(*engine, clock, std::move(so));
+  }
+  FakePma pma;
+  mad::FakeClock clock;
+  FakeMadTransport transport;
+  std::unique_ptr<mad::MadEngine> engine;
+  std::unique_ptr<CounterSweeper> sweeper;
+};
+
+constexpr std::uint16_t kCpi = 0x0001, kPc = 0x0012, kPce = 0x001D;
+
+TEST(CounterSweep, ReadsEveryLinkedPortAtTheRightAddress) {
+  Harness h;
+  for (int p = 1; p <= 3; ++p) {
+    h.pma.ext[{1, p}].portXmitData = 1000u * static_cast<unsigned>(p);
+    h.pma.narrow[{1, p}].symbolErrorCounter = static_cast<std::uint32_t>(p);
+    h.pma.narrow[{1, p}].portXmitWait = 77;
+  }
+  h.pma.ext[{5, 1}].portRcvData = 123456789012ull;
+  h.pma.narrow[{6, 1}].linkDownedCounter = 3;
+  h.sweeper->setTopology(fabric());
+  auto snap = h.sweeper->sweep();
+  ASSERT_EQ(snap->ports.size(), 6u);  // switch ports 1..3 (port 4 has no link) + 3 CA ports
+  EXPECT_EQ(snap->stats.portsOk, 6u);
+  EXPECT_TRUE(snap->failures.empty());
+  for (int p = 1; p <= 3; ++p) {
+    const PortSample* s = snap->find({kSwitch, PortNum(static_cast<std::uint8_t>(p))});
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->lid, Lid{1});
+    EXPECT_EQ(s->status, PortStatus::kOk);
+    EXPECT_EQ(s->counters.get(Counter::kXmitData), 1000u * static_cast<unsigned>(p));
+    EXPECT_EQ(s->counters.bits[index(Counter::kXmitData)], 64);
+    EXPECT_EQ(s->counters.get(Counter::kSymbolErrors), static_cast<unsigned>(p));
+    EXPECT_EQ(s->counters.bits[index(Counter::kSymbolErrors)], 16);
+    EXPECT_EQ(s->counters.get(Counter::kXmitWait), 77u);
+    EXPECT_EQ(s->counters.bits[index(Counter::kXmitWait)], 32);
+    ASSERT_TRUE(s->remote.has_value());
+    EXPECT_EQ(s->rate, k4xHdr);
+  }
+  const PortSample* a = snap->find({kCaA, PortNum{1}});
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->lid, Lid{5});
+  EXPECT_EQ(a->counters.get(Counter::kRcvData), 123456789012ull);
+  EXPECT_EQ(a->remote->node, kSwitch);
+  EXPECT_EQ(a->remoteDescription, "sw");
+  EXPECT_EQ(snap->find({kCaB, PortNum{1}})->counters.get(Counter::kLinkDowned), 3u);
+  EXPECT_EQ(snap->find({kSwitch, PortNum{4}}), nullptr);
+  // Queries to a CA go to its own LID (port select 1); to a switch port, the switch's LID.
+  EXPECT_EQ(h.pma.count(kPce, 1), 3u);
+  EXPECT_EQ(h.pma.count(kPce, 5), 1u);
+  EXPECT_EQ(h.pma.count(kPc, 6), 1u);
+}
+
+TEST(CounterSweep, ClassPortInfoOncePerTopology) {
+  Harness h;
+  h.sweeper->setTopology(fabric());
+  h.sweeper->sweep();
+  h.sweeper->sweep();
+  EXPECT_EQ(h.pma.count(kCpi), 4u);  // one per node
+  EXPECT_EQ(h.sweeper->capabilities().size(), 4u);
+  EXPECT_TRUE(h.sweeper->capabilities().at(kSwitch).allPortSelect());
+  EXPECT_FALSE(h.sweeper->capabilities().at(kCaA).allPortSelect());
+  h.sweeper->setTopology(fabric());
+  h.sweeper->sweep();
+  EXPECT_EQ(h.pma.count(kCpi), 8u);
+}
+
+TEST(CounterSweep, ExtendedErrorCountersNeedOnlyPortCountersExtended) {
+  Harness h;
+  h.pma.cpi[5] = caps(0x1200, 1u << 1);
+  h.pma.ext[{5, 1}].symbolErrorCounter = 70000;  // beyond 16 bits
+  h.pma.ext[{5, 1}].portXmitWait = 1ull << 40;
+  h.sweeper->setTopology(fabric());
+  auto snap = h.sweeper->sweep();
+  EXPECT_EQ(h.pma.count(kPc, 5), 0u);
+  EXPECT_EQ(h.pma.count(kPce, 5), 1u);
+  const PortSample* a = snap->find({kCaA, PortNum{1}});
+  EXPECT_EQ(a->counters.get(Counter::kSymbolErrors), 70000u);
+  EXPECT_EQ(a->counters.bits[index(Counter::kSymbolErrors)], 64);
+  EXPECT_EQ(a->counters.get(Counter::kXmitWait), 1ull << 40);
+}
+
+TEST(CounterSweep, WithoutExtendedCountersDataComesFromPortCounters) {
+  Harness h;
+  h.pma.cpi[6] = caps(0);  // no extended counters, no XmitWait
+  h.pma.narrow[{6, 1}].portXmitData = 0xFFFFFFFFu;
+  h.sweeper->setTopology(fabric());
+  auto snap = h.sweeper->sweep();
+  EXPECT_EQ(h.pma.count(kPce, 6), 0u);
+  const PortSample* b = snap->find({kCaB, PortNum{1}});
+  EXPECT_EQ(b->counters.bits[index(Counter::kXmitData)], 32);
+  EXPECT_TRUE(b->counters.saturated(Counter::kXmitData));
+  EXPECT_FALSE(b->counters.has(Counter::kXmitWait));
+}
+
+TEST(CounterSweep, TimedOutPortDoesNotStopTheSweep) {
+  Harness h;
+  h.pma.dead.insert(6);
+  h.sweeper->setTopology(fabric());
+  auto snap = h.sweeper->sweep();  // CA B's ClassPortInfo fails
+  EXPECT_EQ(snap->find({kCaB, PortNum{1}})->status, PortStatus::kUnreachable);
+  EXPECT_EQ(snap->stats.portsOk, 5u);
+  ASSERT_EQ(snap->failures.size(), 1u);
+  EXPECT_EQ(snap->failures[0].lid, Lid{6});
+  EXPECT_EQ(snap->failures[0].attempts, 3);  // 1 + 2 retries
+
+  // It answers ClassPortInfo now, but its counter queries time out.
+  h.pma.dead.clear();
+  h.sweeper->sweep();
+  h.pma.dead.insert(6);
+  h.pma.cpi.erase(6);
+  auto again = h.sweeper->sweep();
+  const PortSample* b = again->find({kCaB, PortNum{1}});
+  EXPECT_EQ(b->status, PortStatus::kTimeout);
+  EXPECT_NE(b->detail.find("timeout"), std::string::npos) << b->detail;
+  EXPECT_EQ(again->stats.portsOk, 5u);
+  ASSERT_EQ(again->failures.size(), 1u);
+  EXPECT_EQ(again->failures[0].failedRequests, 2);  // PortCountersExtended + PortCounters
+  EXPECT_EQ(again->failures[0].attempts, 6);
+  EXPECT_EQ(again->stats.retries, 4u);
+}
+
+TEST(CounterSweep, ErrorStatusIsUnsupported) {
+  Harness h;
+  h.sweeper->setTopology(fabric());
+  h.sweeper->sweep();
+  h.pma.status[7] = 0x000C;
+  auto snap = h.sweeper->sweep();
+  EXPECT_EQ(snap->find({kCaC, PortNum{1}})->status, PortStatus::kUnsupported);
+}
+
+TEST(CounterSweep, PortThatDisappearsIsReportedGoneOnce) {
+  Harness h;
+  h.sweeper->setTopology(fabric(true));
+  auto first = h.sweeper->sweep();
+  EXPECT_EQ(first->ports.size(), 6u);
+  h.sweeper->setTopology(fabric(false));
+  auto second = h.sweeper->sweep();
+  ASSERT_EQ(second->ports.size(), 6u);
+  const PortSample* c = second->find({kCaC, PortNum{1}});
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, PortStatus::kGone);
+  EXPECT_EQ(c->nodeDescription, "hostC mlx5_0");
+  EXPECT_EQ(second->find({kSwitch, PortNum{3}})->status, PortStatus::kGone);
+  EXPECT_EQ(second->stats.ports, 4u);
+  const std::size_t askedC = h.pma.count(kPce, 7);
+  auto third = h.sweeper->sweep();
+  EXPECT_EQ(third->ports.size(), 4u);
+  EXPECT_EQ(third->find({kCaC, PortNum{1}}), nullptr);
+  EXPECT_EQ(h.pma.count(kPce, 7), askedC);  // not polled any more
+}
+
+TEST(CounterSweep, PortFilter) {
+  SweepOptions o;
+  o.portFilter = [](const Node& n, const Port& p) { return n.isSwitch() && p.num == PortNum{2}; };
+  Harness h(o);
+  h.sweeper->setTopology(fabric());
+  auto snap = h.sweeper->sweep();
+  ASSERT_EQ(snap->ports.size(), 1u);
+  EXPECT_EQ(snap->ports[0].key.port, PortNum{2});
+  EXPECT_EQ(h.pma.count(kCpi), 1u);
+}
+
+TEST(CounterSweep, ClearSaturatedPolicySendsCounterSelect) {
+  SweepOptions o;
+  o.clearSaturated = true;
+  Harness h(o);
+  h.pma.narrow[{5, 1}].symbolErrorCounter = 0xFFFF;
+  h.pma.narrow[{5, 1}].portXmitWait = 0xFFFFFFFFu;
+  h.sweeper->setTopology(fabric());
+  auto snap = h.sweeper->sweep();
+  EXPECT_EQ(snap->stats.clearRequests, 1u);
+  const PortSample* a = snap->find({kCaA, PortNum{1}});
+  EXPECT_EQ(a->clearedAfterRead,
+            (std::vector<Counter>{Counter::kSymbolErrors, Counter::kXmitWait}));
+  std::lock_guard lock(h.pma.mu);
+  int sets = 0;
+  for (const auto& [lid, hd] : h.pma.asked)
+    if (hd.method == static_cast<std::uint8_t>(mad::MadMethod::kSet)) ++sets;
+  EXPECT_EQ(sets, 1);
+}
+
+TEST(CounterSweep, ClearRequestFields) {
+  auto m = buildPortCountersClear(3, {Counter::kSymbolErrors, Counter::kXmitData});
+  auto h = mad::decodeHeader(m);
+  EXPECT_EQ(h.method, static_cast<std::uint8_t>(mad::MadMethod::kSet));
+  EXPECT_EQ(h.attributeId, kPc);
+  auto v = mad::decodePortCounters(m);
+  EXPECT_EQ(v.portSelect, 3);
+  EXPECT_EQ(v.counterSelect, (1u << 0) | (1u << 12));
+}
+
+TEST(CounterValues, Saturation) {
+  CounterValues v;
+  v.set(Counter::kLocalLinkIntegrityErrors, 15, 4);
+  v.set(Counter::kLinkDowned, 254, 8);
+  v.set(Counter::kXmitData, ~0ull, 64);
+  EXPECT_TRUE(v.saturated(Counter::kLocalLinkIntegrityErrors));
+  EXPECT_FALSE(v.saturated(Counter::kLinkDowned));
+  EXPECT_FALSE(v.saturated(Counter::kXmitData));
+  EXPECT_FALSE(v.saturated(Counter::kRcvData));  // not read
+}
+
+}  // namespace
+}  // namespace ibfabric::telemetry
