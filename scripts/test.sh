@@ -19,7 +19,7 @@ export IBFABRIC_SIM_DIR="${IBFABRIC_SIM_DIR:-/tmp/ibfabric-test-sims}"
 if [ "${IBFABRIC_SKIP_ASAN:-0}" != 1 ]; then
   ./scripts/build.sh asan
   # umad2sim is LD_PRELOADed into sanitized children: ASan cannot be first in the list then.
-  export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=1:abort_on_error=1"
+  export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=1:abort_on_error=1:suppressions=$PWD/tests/asan.supp"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
   (cd build-asan && ctest --output-on-failure -j2 --timeout 900 -LE lint "$@")
