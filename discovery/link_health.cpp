@@ -96,10 +96,13 @@ std::vector<LinkHealthIssue> checkLinkHealth(const Topology& topology) {
 
     // Physically up but not Active.
     if (upButNotActive(*pa) || upButNotActive(*pb)) {
-      std::string text = "link up but not Active (" + portLabel(topology, l.a) + " " +
-                         std::string(toString(pa->state)) + ", " + portLabel(topology, l.b) + " " +
-                         std::string(toString(pb->state)) +
-                         "): the subnet manager has not brought it up";
+      std::string states = pa->state == pb->state
+                               ? "both ends " + std::string(toString(pa->state))
+                               : portLabel(topology, l.a) + " " + std::string(toString(pa->state)) +
+                                     ", " + portLabel(topology, l.b) + " " +
+                                     std::string(toString(pb->state));
+      std::string text =
+          "link up but not Active (" + states + "): the subnet manager has not brought it up";
       issue(LinkHealthKind::kNotActive, std::move(text));
     }
 

@@ -448,7 +448,7 @@ std::string formatCompareText(const CompareResult& r) {
                     r.liveSource + " (" + std::to_string(r.liveNodes) + " nodes, " +
                     std::to_string(r.liveLinks) + " links), matched by " +
                     std::string(toString(r.match)) + ": " + std::to_string(r.matchedNodes) +
-                    " nodes matched, " + std::to_string(r.intactLinks) + " links as planned\n";
+                    " nodes matched, " + std::to_string(r.intactLinks) + " cables in place\n";
   for (const auto& f : r.findings) out += f.text + "\n";
   CompareCounts c = r.counts();
   auto item = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what; };

@@ -5,6 +5,7 @@
 // written), 2 bad input (expected/live file unreadable or malformed, bad node-name map).
 // Usage errors caught by the option parser keep CLI11's codes.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -50,7 +51,10 @@ void addCrawlOptions(CLI::App& cmd, CrawlOptions& crawl) {
                "also query Mellanox ExtendedPortInfo (tells FDR10 from QDR)");
 }
 
-NetFabric loadNet(const std::string& path) {
+NetFabric loadNet(const std::string& path, const char* role) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw CliError(std::string("cannot read ") + role + " file " + path, kExitBadInput);
   try {
     return parseNetFile(path);
   } catch (const NetFileError& e) {
@@ -61,7 +65,7 @@ NetFabric loadNet(const std::string& path) {
 void runCompare(CompareArgs& args) {
   auto match = parseMatchBy(args.match);
   if (!match) throw CliError("--match: unknown value \"" + args.match + "\"", kExitBadInput);
-  NetFabric expected = loadNet(args.expected);
+  NetFabric expected = loadNet(args.expected, "expected");
 
   std::shared_ptr<const NodeNameMap> map;
   if (!args.nodeNameMap.empty()) {
@@ -77,7 +81,7 @@ void runCompare(CompareArgs& args) {
 
   TopologyPtr live;
   if (!args.live.empty()) {
-    live = topologyAsCrawled(loadNet(args.live), map, "netfile " + args.live);
+    live = topologyAsCrawled(loadNet(args.live, "live"), map, "netfile " + args.live);
   } else {
     args.crawl.nodeNameMap = map;
     try {
