@@ -1,0 +1,189 @@
+#include "telemetry/event_log.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+
+namespace ibfabric::telemetry {
+namespace {
+
+constexpr std::array<std::string_view, 11> kNames = {
+    "link_down",     "link_up",          "link_degraded",   "link_recovered",
+    "flapping",      "error_threshold",  "congestion_high", "congestion_cleared",
+    "counter_reset", "port_unreachable", "port_gone",
+};
+
+EventEnd endOf(const LinkEnd& e) { return EventEnd{e.node.guid, e.node.description, e.port}; }
+
+bool active(const LinkEnd& e) { return e.state == PortState::kActive; }
+
+}  // namespace
+
+std::string_view toString(EventType t) { return kNames[static_cast<std::size_t>(t)]; }
+
+std::optional<EventType> parseEventType(std::string_view text) {
+  for (std::size_t i = 0; i < kNames.size(); ++i)
+    if (kNames[i] == text) return static_cast<EventType>(i);
+  return std::nullopt;
+}
+
+EventLog::EventLog(std::size_t capacity) : capacity_(std::max<std::size_t>(capacity, 1)) {}
+
+std::uint64_t EventLog::append(EventType type, EventEnd end, std::optional<EventEnd> remote,
+                               std::string message) {
+  std::uint64_t id;
+  {
+    std::lock_guard lock(mu_);
+    Event e;
+    e.id = id = nextId_++;
+    e.type = type;
+    e.time = std::chrono::system_clock::now();
+    e.steadyTime = std::chrono::steady_clock::now();
+    e.end = std::move(end);
+    e.remote = std::move(remote);
+    e.message = std::move(message);
+    events_.push_back(std::move(e));
+    while (events_.size() > capacity_) {
+      events_.pop_front();
+      ++dropped_;
+    }
+  }
+  cv_.notify_all();
+  return id;
+}
+
+std::vector<Event> EventLog::query(const EventQuery& q) const {
+  std::lock_guard lock(mu_);
+  std::vector<Event> out;
+  // Ids are consecutive inside the deque: jump to the first one after sinceId.
+  std::size_t start = 0;
+  if (!events_.empty() && q.sinceId >= events_.front().id)
+    start = static_cast<std::size_t>(q.sinceId - events_.front().id + 1);
+  for (std::size_t i = start; i < events_.size() && out.size() < q.limit; ++i) {
+    const Event& e = events_[i];
+    if (!q.types.empty() && !q.types.count(e.type)) continue;
+    out.push_back(e);
+  }
+  return out;
+}
+
+bool EventLog::waitForNewer(std::uint64_t afterId, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return nextId_ - 1 > afterId; });
+}
+
+std::uint64_t EventLog::lastId() const {
+  std::lock_guard lock(mu_);
+  return nextId_ - 1;
+}
+
+std::uint64_t EventLog::dropped() const {
+  std::lock_guard lock(mu_);
+  return dropped_;
+}
+
+std::size_t EventLog::size() const {
+  std::lock_guard lock(mu_);
+  return events_.size();
+}
+
+void appendTopologyEvents(EventLog& log, const TopologyDelta& delta) {
+  delta.forEachLinkChange(
+      [&](const LinkAdded& c) {
+        log.append(EventType::kLinkUp, endOf(c.link.a), endOf(c.link.b), describe(c));
+      },
+      [&](const LinkRemoved& c) {
+        log.append(EventType::kLinkDown, endOf(c.link.a), endOf(c.link.b), describe(c));
+      },
+      [&](const LinkChanged& c) {
+        if (!c.stateChanged) return;
+        const bool was = active(c.before.a) && active(c.before.b);
+        const bool is = active(c.after.a) && active(c.after.b);
+        if (was == is) return;
+        log.append(is ? EventType::kLinkUp : EventType::kLinkDown, endOf(c.after.a),
+                   endOf(c.after.b), describe(c));
+      });
+}
+
+void HealthEventTracker::observeSweep(const CounterSnapshot& snapshot,
+                                      const std::vector<PortRates>& rates, EventLog& log) {
+  for (const PortSample& s : snapshot.ports) {
+    EventEnd end{s.key.node, s.nodeDescription, s.key.port};
+    std::optional<EventEnd> remote;
+    if (s.remote) remote = EventEnd{s.remote->node, s.remoteDescription, s.remote->port};
+    if (s.status == PortStatus::kGone) {
+      unreachable_.erase(s.key);
+      log.append(EventType::kPortGone, end, remote, "port no longer linked: not polled any more");
+      continue;
+    }
+    if (s.status == PortStatus::kOk) {
+      unreachable_.erase(s.key);
+    } else if (unreachable_.insert(s.key).second) {
+      log.append(EventType::kPortUnreachable, end, remote,
+                 std::string(toString(s.status)) + ": " + s.detail);
+    }
+  }
+  for (const PortRates& r : rates) {
+    auto resets = r.resets();
+    if (resets.empty()) continue;
+    const PortSample* s = snapshot.find(r.key);
+    std::string names;
+    for (Counter c : resets) names += (names.empty() ? "" : ", ") + std::string(ibName(c));
+    std::optional<EventEnd> remote;
+    if (s && s->remote) remote = EventEnd{s->remote->node, s->remoteDescription, s->remote->port};
+    log.append(EventType::kCounterReset, {r.key.node, s ? s->nodeDescription : "", r.key.port},
+               remote, "counter went backwards (cleared by someone else): " + names);
+  }
+}
+
+void HealthEventTracker::observeHealth(const std::vector<LinkHealthReport>& reports,
+                                       EventLog& log) {
+  std::set<std::pair<PortKey, std::string>> now;
+  for (const LinkHealthReport& r : reports) {
+    const auto linkKey = std::make_pair(r.a, r.b);
+    EventEnd a{r.a.node, r.aDescription, r.a.port};
+    EventEnd b{r.b.node, r.bDescription, r.b.port};
+    auto endFor = [&](PortKey k) { return k == r.a ? std::pair{a, b} : std::pair{b, a}; };
+
+    LinkState before = LinkState::kOk;
+    if (auto it = linkState_.find(linkKey); it != linkState_.end()) before = it->second;
+    linkState_[linkKey] = r.state;
+    if (r.state == LinkState::kDegraded && before != LinkState::kDegraded) {
+      std::string why = r.reasons.empty() ? "" : r.reasons.front().text;
+      log.append(EventType::kLinkDegraded, a, b, why);
+    } else if (r.state == LinkState::kOk && before != LinkState::kOk &&
+               before != LinkState::kDown) {
+      log.append(EventType::kLinkRecovered, a, b, "link healthy again");
+    }
+
+    for (const HealthReason& reason : r.reasons) {
+      if (reason.code != "flapping" && reason.code != "errors") continue;
+      // One event per (port, counter) while it stays over the threshold.
+      std::string tag = reason.code + ":" + reason.text.substr(0, reason.text.find(' '));
+      auto key = std::make_pair(reason.port, tag);
+      now.insert(key);
+      if (active_.count(key)) continue;
+      auto [e, rem] = endFor(reason.port);
+      log.append(reason.code == "flapping" ? EventType::kFlapping : EventType::kErrorThreshold, e,
+                 rem, reason.text);
+    }
+
+    const bool high = std::any_of(r.reasons.begin(), r.reasons.end(),
+                                  [](const HealthReason& x) { return x.code == "congestion"; });
+    if (high && congested_.insert(linkKey).second) {
+      std::string why;
+      for (const auto& x : r.reasons)
+        if (x.code == "congestion") why = x.text;
+      log.append(EventType::kCongestionHigh, a, b, why);
+    } else if (!high && congested_.count(linkKey) &&
+               r.congestion.value_or(0.0) < congestionClear_) {
+      congested_.erase(linkKey);
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "congestion %.1f%%", r.congestion.value_or(0.0) * 100);
+      log.append(EventType::kCongestionCleared, a, b, buf);
+    }
+  }
+  active_ = std::move(now);
+}
+
+}  // namespace ibfabric::telemetry

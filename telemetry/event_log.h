@@ -1,0 +1,124 @@
+// EventLog: one ordered, bounded log of fabric events with monotonic ids and timestamps.
+//
+// Ids start at 1 and never repeat; when the log is full the oldest events are dropped (and
+// counted). Readers query "since id" (exclusive) with optional type filter and limit, or block
+// in waitForNewer() until an event newer than an id arrives (for a long-poll endpoint).
+//
+// Event sources:
+//   - appendTopologyEvents(): link down / link up from a TopologyDelta;
+//   - HealthEventTracker: transitions seen over time — degraded, flapping, error threshold
+//     crossed, congestion high / cleared, counter reset seen, port unreachable, port gone.
+//
+// Thread-safety: EventLog is thread-safe. HealthEventTracker is not (one sweep loop owns it).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "discovery/topology_delta.h"
+#include "telemetry/counter_sweep.h"
+#include "telemetry/link_health_eval.h"
+#include "telemetry/port_rates.h"
+
+namespace ibfabric::telemetry {
+
+enum class EventType : std::uint8_t {
+  kLinkDown,
+  kLinkUp,
+  kLinkDegraded,
+  kLinkRecovered,
+  kFlapping,
+  kErrorThreshold,
+  kCongestionHigh,
+  kCongestionCleared,
+  kCounterReset,
+  kPortUnreachable,
+  kPortGone,
+};
+/// "link_down", "link_up", "link_degraded", "link_recovered", "flapping", "error_threshold",
+/// "congestion_high", "congestion_cleared", "counter_reset", "port_unreachable", "port_gone".
+std::string_view toString(EventType t);
+std::optional<EventType> parseEventType(std::string_view text);
+
+struct EventEnd {
+  Guid node;
+  std::string description;
+  PortNum port;
+  friend bool operator==(const EventEnd&, const EventEnd&) = default;
+};
+
+struct Event {
+  std::uint64_t id = 0;
+  EventType type = EventType::kLinkDown;
+  std::chrono::system_clock::time_point time{};
+  std::chrono::steady_clock::time_point steadyTime{};
+  EventEnd end;
+  std::optional<EventEnd> remote;
+  std::string message;
+};
+
+struct EventQuery {
+  std::uint64_t sinceId = 0;  ///< Events with id > sinceId.
+  std::set<EventType> types;  ///< Empty: all.
+  std::size_t limit = 1000;
+};
+
+class EventLog {
+ public:
+  explicit EventLog(std::size_t capacity = 10000);
+
+  /// Stamps id and times; returns the id.
+  std::uint64_t append(EventType type, EventEnd end, std::optional<EventEnd> remote,
+                       std::string message);
+  /// Oldest first.
+  std::vector<Event> query(const EventQuery& q = {}) const;
+  /// Waits until an event with id > afterId exists or `timeout` passes; true if one does.
+  bool waitForNewer(std::uint64_t afterId, std::chrono::milliseconds timeout) const;
+  std::uint64_t lastId() const;
+  std::uint64_t dropped() const;
+  std::size_t size() const;
+
+ private:
+  const std::size_t capacity_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::deque<Event> events_;
+  std::uint64_t nextId_ = 1;
+  std::uint64_t dropped_ = 0;
+};
+
+/// Link down (removed, or a state change away from Active) and link up (added, or back to
+/// Active) events from a delta.
+void appendTopologyEvents(EventLog& log, const TopologyDelta& delta);
+
+/// Turns per-sweep observations into events on transitions only (a congested port yields one
+/// congestion_high, then one congestion_cleared when it drops below the clear threshold).
+class HealthEventTracker {
+ public:
+  explicit HealthEventTracker(double congestionClear = 0.05) : congestionClear_(congestionClear) {}
+
+  /// Per sweep: counter resets (from the rates against the previous sweep), ports that became
+  /// unreachable (timeout / unreachable / unsupported), ports gone.
+  void observeSweep(const CounterSnapshot& snapshot, const std::vector<PortRates>& rates,
+                    EventLog& log);
+  /// Per health evaluation: degraded / recovered, flapping, error threshold, congestion.
+  void observeHealth(const std::vector<LinkHealthReport>& reports, EventLog& log);
+
+ private:
+  double congestionClear_;
+  std::set<PortKey> unreachable_;
+  std::map<std::pair<PortKey, PortKey>, LinkState> linkState_;
+  std::set<std::pair<PortKey, std::string>> active_;  // (port, reason code + counter) raised
+  std::set<std::pair<PortKey, PortKey>> congested_;
+};
+
+}  // namespace ibfabric::telemetry
