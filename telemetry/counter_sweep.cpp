@@ -251,6 +251,7 @@ void CounterSweeper::readCapabilities(SweepStats& stats, std::vector<TargetFailu
   std::vector<const Target*> asked;
   std::set<Guid> seen;
   for (const auto& t : targets_) {
+    if (t.lid.value() == 0) continue;  // reported unreachable by sweep()
     if (capabilities_.count(t.key.node) || !seen.insert(t.key.node).second) continue;
     requests.push_back({mad::pmaAddress(t.lid), mad::buildClassPortInfoGet(), nullptr});
     asked.push_back(&t);
@@ -316,6 +317,11 @@ CounterSnapshotPtr CounterSweeper::sweep() {
         s.remote = PortKey{rn.guid, port->remote->port};
         s.remoteDescription = rn.description;
       }
+    }
+    if (t.lid.value() == 0) {
+      s.status = PortStatus::kUnreachable;
+      s.detail = "no LID in the topology";
+      continue;
     }
     auto cap = capabilities_.find(t.key.node);
     if (cap == capabilities_.end()) {

@@ -31,5 +31,6 @@ struct CliExit {
 void addTopoCommands(CLI::App& app);     // topo gen | topo compare
 void addSimCommands(CLI::App& app);      // sim up | down | run | cmd | list
 void addDiscoverCommand(CLI::App& app);  // discover
+void addCountersCommand(CLI::App& app);  // counters
 
 }  // namespace ibfabric::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   ibfabric::cli::addTopoCommands(app);
   ibfabric::cli::addSimCommands(app);
   ibfabric::cli::addDiscoverCommand(app);
+  ibfabric::cli::addCountersCommand(app);
 
   try {
     app.parse(argc, argv);
