@@ -28,9 +28,10 @@ struct CliExit {
   int status;
 };
 
-void addTopoCommands(CLI::App& app);     // topo gen | topo compare
-void addSimCommands(CLI::App& app);      // sim up | down | run | cmd | list
-void addDiscoverCommand(CLI::App& app);  // discover
-void addCountersCommand(CLI::App& app);  // counters
+void addTopoCommands(CLI::App& app);         // creates `topo`, adds `topo gen`
+void addTopoCompareCommand(CLI::App& topo);  // topo compare
+void addSimCommands(CLI::App& app);          // sim up | down | run | cmd | list
+void addDiscoverCommand(CLI::App& app);      // discover
+void addCountersCommand(CLI::App& app);      // counters
 
 }  // namespace ibfabric::cli
