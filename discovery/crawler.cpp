@@ -240,7 +240,9 @@ class SmpCrawler final : public TopologySource {
                        "): no answer from the subnet (is the port up and the simulator running?)");
 
     CrawlStats stats;
-    stats.source = describe();
+    // The device actually crawled from (libibnetdisc takes the first one when none is named).
+    stats.source = "ibnetdisc " + (ca.empty() ? devices.front() : ca) +
+                   (options_.caPort ? ":" + std::to_string(options_.caPort) : "");
     stats.crawlTime = std::chrono::duration_cast<std::chrono::nanoseconds>(crawlTime);
     stats.madsUsed = fabric->total_mads_used;
     stats.maxHops = static_cast<int>(fabric->maxhops_discovered);
