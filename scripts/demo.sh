@@ -47,8 +47,11 @@ time "$cli" sim up "$fabric" --name "$name"
 banner "ibfabric discover (summary), from an HCA of the simulated fabric"
 "$cli" sim run --name "$name" -- "$cli" discover --format summary
 
-banner "The same crawl as JSON (first lines)"
-"$cli" sim run --name "$name" -- "$cli" discover --format json | head -n 30
+banner "The same crawl as JSON: host dgx0001 and where its 8 HCAs attach (rails)"
+"$cli" sim run --name "$name" -- "$cli" discover --format json -o "$work/fabric.json"
+jq -c '. as $t | .hosts[0] | {host: .name, hcas: [.hcas[] | $t.nodes[.] as $n
+  | {hca: $n.description, rail: $n.rail, leaf: $t.nodes[$n.ports[0].remote.node].description}]}' \
+  "$work/fabric.json"
 
 banner "Compare the live fabric to the plan"
 "$cli" sim run --name "$name" -- "$cli" topo compare --expected "$fabric" || true

@@ -12,7 +12,7 @@ PACKAGES=(
   prometheus-cpp-dev libcpp-httplib-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   libyaml-cpp-dev
   # tests
-  googletest libgtest-dev libgmock-dev prometheus curl procps psmisc bc
+  googletest libgtest-dev libgmock-dev prometheus curl procps psmisc bc jq
 )
 
 missing=()
