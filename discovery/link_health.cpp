@@ -1,6 +1,8 @@
 #include "discovery/link_health.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 namespace ibfabric {
 namespace {
@@ -30,6 +32,60 @@ bool upButNotActive(const Port& p) {
          (p.state == PortState::kInit || p.state == PortState::kArmed);
 }
 
+std::string levelName(int level) {
+  switch (level) {
+    case kCaLevel:
+      return "CA";
+    case kLeafLevel:
+      return "leaf";
+    case 2:
+      return "spine";
+    case 3:
+      return "core";
+    default:
+      return level < 0 ? "unknown" : "level-" + std::to_string(level);
+  }
+}
+
+using Tier = std::pair<int, int>;  // (lower level, higher level) of a link's ends
+
+Tier tierOf(const Topology& t, const Link& l) {
+  int a = t.node(l.a.node).level, b = t.node(l.b.node).level;
+  return {std::min(a, b), std::max(a, b)};
+}
+
+// Orders rates by data rate (width x lane rate), the measure "slower" is judged on.
+bool slower(const LinkRate& x, const LinkRate& y) { return x.dataGbps() < y.dataGbps(); }
+
+struct TierRate {
+  LinkRate rate;
+  std::size_t holders = 0;
+  std::size_t links = 0;
+};
+
+// The dominant active rate of each tier, where one rate is held by more than half its links.
+std::map<Tier, TierRate> dominantRates(const Topology& topology) {
+  std::map<Tier, std::map<std::string, std::pair<LinkRate, std::size_t>>> counts;
+  std::map<Tier, std::size_t> totals;
+  for (const Link& l : topology.links()) {
+    if (!l.rate) continue;
+    Tier tier = tierOf(topology, l);
+    auto& slot = counts[tier][l.rate->toString()];
+    slot.first = *l.rate;
+    ++slot.second;
+    ++totals[tier];
+  }
+  std::map<Tier, TierRate> out;
+  for (const auto& [tier, rates] : counts) {
+    const std::size_t total = totals[tier];
+    if (total < kPeerTierMinLinks) continue;
+    for (const auto& [name, rate] : rates) {
+      if (rate.second * 2 > total) out[tier] = TierRate{rate.first, rate.second, total};
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view toString(LinkHealthKind k) {
@@ -42,6 +98,8 @@ std::string_view toString(LinkHealthKind k) {
       return "ends-disagree";
     case LinkHealthKind::kNotActive:
       return "not-active";
+    case LinkHealthKind::kBelowPeers:
+      return "below-peers";
   }
   return "unknown";
 }
@@ -64,6 +122,7 @@ std::string rateLabel(const LinkRate& rate) {
 std::vector<LinkHealthIssue> checkLinkHealth(const Topology& topology) {
   std::vector<LinkHealthIssue> out;
   const auto& links = topology.links();
+  const auto dominant = dominantRates(topology);
   for (std::uint32_t li = 0; li < links.size(); ++li) {
     const Link& l = links[li];
     const Port* pa = topology.port(l.a);
@@ -104,6 +163,17 @@ std::vector<LinkHealthIssue> checkLinkHealth(const Topology& topology) {
       std::string text =
           "link up but not Active (" + states + "): the subnet manager has not brought it up";
       issue(LinkHealthKind::kNotActive, std::move(text));
+    }
+
+    // Rate against the rest of its tier: judged even when the ends enable no more.
+    if (l.rate) {
+      Tier tier = tierOf(topology, l);
+      auto d = dominant.find(tier);
+      if (d != dominant.end() && slower(*l.rate, d->second.rate))
+        issue(LinkHealthKind::kBelowPeers,
+              "active " + rateLabel(*l.rate) + " while " + std::to_string(d->second.holders) +
+                  " of " + std::to_string(d->second.links) + " " + levelName(tier.first) + "-" +
+                  levelName(tier.second) + " links run " + rateLabel(d->second.rate));
     }
 
     // Rate against what both ends enable.
@@ -157,6 +227,9 @@ LinkHealthCounts countLinkHealth(const std::vector<LinkHealthIssue>& issues) {
         break;
       case LinkHealthKind::kNotActive:
         ++c.notActive;
+        break;
+      case LinkHealthKind::kBelowPeers:
+        ++c.belowPeers;
         break;
     }
   }

@@ -13,7 +13,12 @@
 //                      know the planned rate (topo compare) use that instead;
 //   - ends-disagree    the two ends report different active rates or different port states;
 //   - not-active       a port is physically up (LinkUp) but its logical state is Init or Armed
-//                      (the subnet manager has not finished, or cannot bring it up).
+//                      (the subnet manager has not finished, or cannot bring it up);
+//   - below-peers      the link runs slower than the rate most links of its tier run at
+//                      (CA-leaf, leaf-spine, spine-core, ...): a cable that trained at 1x and
+//                      whose ports were then limited to 1x looks healthy to the checks above but
+//                      not next to its 2,047 siblings at 4x. Judged only where the tier has at
+//                      least kPeerTierMinLinks links and one rate is held by more than half.
 //
 // Pure functions over an immutable snapshot; thread-safe.
 #pragma once
@@ -34,8 +39,9 @@ enum class LinkHealthKind : std::uint8_t {
   kEnableMismatch,
   kEndsDisagree,
   kNotActive,
+  kBelowPeers,
 };
-/// "below-enabled", "enable-mismatch", "ends-disagree", "not-active".
+/// "below-enabled", "enable-mismatch", "ends-disagree", "not-active", "below-peers".
 std::string_view toString(LinkHealthKind k);
 
 struct LinkHealthIssue {
@@ -55,6 +61,9 @@ struct LinkHealthIssue {
   std::string text;
 };
 
+/// Smallest tier (links between the same two levels) judged by the below-peers check.
+inline constexpr std::size_t kPeerTierMinLinks = 4;
+
 /// All findings of a snapshot, in link order (then unconnected ports in node/port order).
 std::vector<LinkHealthIssue> checkLinkHealth(const Topology& topology);
 
@@ -64,7 +73,10 @@ struct LinkHealthCounts {
   std::size_t enableMismatch = 0;
   std::size_t endsDisagree = 0;
   std::size_t notActive = 0;
-  std::size_t total() const { return belowEnabled + enableMismatch + endsDisagree + notActive; }
+  std::size_t belowPeers = 0;
+  std::size_t total() const {
+    return belowEnabled + enableMismatch + endsDisagree + notActive + belowPeers;
+  }
 };
 LinkHealthCounts countLinkHealth(const std::vector<LinkHealthIssue>& issues);
 

@@ -252,6 +252,7 @@ class Comparer {
         const Port* pa = live_.port(la, c.pa);
         const Link& link = live_.links()[*pa->link];
         usedLinks_.insert(*pa->link);
+        if (c.rate && link.rate) planRated_.insert(*pa->link);
         if (c.rate && link.rate && *c.rate == *link.rate) rateMet_.insert(*pa->link);
         if (c.rate && link.rate && *c.rate != *link.rate) {
           f.kind = CompareKind::kRateMismatch;
@@ -309,6 +310,10 @@ class Comparer {
       if (issue.kind == LinkHealthKind::kEnableMismatch && issue.link &&
           rateMet_.count(*issue.link))
         continue;
+      // The plan is the better judge of a link's intended rate than its tier's majority: a
+      // planned slower link is fine, and a slower-than-planned one is a rate mismatch already.
+      if (issue.kind == LinkHealthKind::kBelowPeers && issue.link && planRated_.count(*issue.link))
+        continue;
       CompareFinding f;
       f.kind = CompareKind::kDegraded;
       f.health = issue.kind;
@@ -330,6 +335,7 @@ class Comparer {
   std::vector<std::optional<std::size_t>> liveMatch_;
   std::unordered_set<std::uint32_t> usedLinks_;
   std::unordered_set<std::uint32_t> rateMet_;
+  std::unordered_set<std::uint32_t> planRated_;  // links whose rate the plan states
 };
 
 nlohmann::json plannedJson(const PlannedEnd& e) {

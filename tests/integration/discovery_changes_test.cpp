@@ -194,11 +194,19 @@ TEST(DiscoveryChanges, RewiredCableIsMiswired) {
   r = fabric.cmd(R"(Link "leaf-01"[3] "spine-01"[5])");
   ASSERT_EQ(r.exitCode, 0) << r.describe();
 
+  // ibsim's `Link` cables the ports at its default speed (4x QDR), so the new cable also runs
+  // slower than its HDR peers: that is reported as well, on the cable as it now is.
   auto c = compareUntil(fabric, kPlan, [](const json& rep) {
-    return rep.at("counts").at("miswired") == 1 && rep.at("findings").size() == 1;
+    return rep.at("counts").at("miswired") == 1 && rep.at("findings").size() == 2;
   });
   ASSERT_EQ(c.process.exitCode, 3) << c.process.describe();
-  ASSERT_EQ(findingKinds(c.report), std::vector<std::string>{"miswired"}) << c.report.dump(2);
+  ASSERT_EQ(findingKinds(c.report), (std::vector<std::string>{"miswired", "degraded"}))
+      << c.report.dump(2);
+  const auto& slow = c.report.at("findings")[1];
+  EXPECT_EQ(slow.at("health"), "below-peers");
+  EXPECT_EQ(slow.at("live_rate"), "4xQDR");
+  EXPECT_EQ(slow.at("live_a").at("port"), 3);
+  EXPECT_EQ(slow.at("live_b").at("port"), 5);
   const auto& f = c.report.at("findings")[0];
   EXPECT_EQ(f.at("planned_a").at("id"), "leaf-01");
   EXPECT_EQ(f.at("planned_b").at("id"), "spine-01");
@@ -225,14 +233,22 @@ TEST(DiscoveryChanges, GeneratorDegradedLinkRunsBelowPlan) {
   ASSERT_EQ(g.exitCode, 0) << g.describe();
   SimFabric fabric(file, "chg-gen1x");
 
-  // The crawl shows the cable at 1x HDR; with both ends enabling only 1x, link health alone
-  // (no plan) rightly finds nothing wrong.
+  // The crawl shows the cable at 1x HDR. Both ends enable only 1x, so it is not below what its
+  // ends enable, but it is below the 4x HDR its leaf-spine peers run: link health alone (no
+  // plan) reports it degraded.
   auto live = crawl(fabric);
   const Node* leaf = live->findNode(kLeaf01);
   ASSERT_NE(leaf, nullptr);
   ASSERT_NE(leaf->port(PortNum{4}), nullptr);
   EXPECT_EQ(leaf->port(PortNum{4})->activeRate, (LinkRate{LinkWidth::k1x, LinkSpeed::kHdr}));
-  EXPECT_TRUE(checkLinkHealth(*live).empty());
+  auto health = checkLinkHealth(*live);
+  ASSERT_EQ(health.size(), 1u);
+  EXPECT_EQ(health[0].kind, LinkHealthKind::kBelowPeers);
+  EXPECT_EQ(live->node(health[0].port.node).guid, kLeaf01);
+  EXPECT_EQ(health[0].port.port, PortNum{4});
+  EXPECT_NE(health[0].text.find("active 1x HDR while 3 of 4 leaf-spine links run 4x HDR"),
+            std::string::npos)
+      << health[0].text;
 
   auto c = compare(fabric, kPlan);
   ASSERT_EQ(c.process.exitCode, 3) << c.process.describe();

@@ -179,3 +179,55 @@ TEST(LinkHealth, NamesAndLabels) {
 
 }  // namespace
 }  // namespace ibfabric
+
+namespace ibfabric {
+namespace {
+
+TopologyPtr twoLevel(std::vector<std::string> degrade) {
+  TopoOptions o;
+  o.leaves = 4;
+  o.spines = 2;
+  o.hostsPerLeaf = 4;
+  o.degrade = std::move(degrade);
+  return topologyFromNetFabric(generateTopology("two-level", o).fabric);
+}
+
+TEST(LinkHealthPeers, OneXCableAmongFourXPeersIsBelowPeers) {
+  // Both ends of the cable enable only 1x (what `topo gen --degrade` and a port limited after a
+  // bad lane look like): nothing is below what the ends enable, but its tier runs 4x.
+  auto topo = twoLevel({"leaf-01[5]=1x"});
+  auto issues = checkLinkHealth(*topo);
+  std::vector<LinkHealthIssue> peers;
+  for (const auto& i : issues)
+    if (i.kind == LinkHealthKind::kBelowPeers) peers.push_back(i);
+  ASSERT_EQ(peers.size(), 1u);
+  EXPECT_NE(peers[0].text.find("active 1x HDR while 7 of 8 leaf-spine links run 4x HDR"),
+            std::string::npos)
+      << peers[0].text;
+  EXPECT_EQ(countLinkHealth(issues).belowPeers, 1u);
+  ASSERT_TRUE(peers[0].link);
+  const Link& l = topo->links()[*peers[0].link];
+  EXPECT_EQ(topo->node(l.a.node).level, kLeafLevel);
+  EXPECT_EQ(l.a.port, PortNum{5});
+}
+
+TEST(LinkHealthPeers, SlowerSpeedAmongPeersIsBelowPeers) {
+  auto topo = twoLevel({"dgx0001-mlx5_0[1]=4xEDR"});
+  auto issues = checkLinkHealth(*topo);
+  std::size_t peers = 0;
+  for (const auto& i : issues)
+    if (i.kind == LinkHealthKind::kBelowPeers) {
+      ++peers;
+      EXPECT_NE(i.text.find("CA-leaf links run 4x HDR"), std::string::npos) << i.text;
+    }
+  EXPECT_EQ(peers, 1u);
+}
+
+TEST(LinkHealthPeers, NoDominantRateNoFinding) {
+  // Half the leaf-spine links at 1x: no rate is held by more than half, nothing to judge by.
+  auto topo = twoLevel({"leaf-01[5]=1x", "leaf-01[6]=1x", "leaf-02[5]=1x", "leaf-02[6]=1x"});
+  for (const auto& i : checkLinkHealth(*topo)) EXPECT_NE(i.kind, LinkHealthKind::kBelowPeers);
+}
+
+}  // namespace
+}  // namespace ibfabric
