@@ -1,21 +1,194 @@
-// ibfabricd: the fabric manager daemon. The REST/Prometheus service arrives with the daemon
-// issue; for now it validates its flags and reports its version.
+// ibfabricd: the fabric manager daemon. Crawls the fabric (each crawl in a short-lived child
+// process, see api/child_crawl_source.h), sweeps port counters through one long-lived umad port,
+// and serves the REST API (/api/v1) and Prometheus metrics (/metrics). docs/daemon.md.
+//
+// Signals: SIGTERM/SIGINT stop it (within a second); SIGHUP re-reads the config file (intervals,
+// log level, API token; listen address and CA need a restart).
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <thread>
 
+#include "api/child_crawl_source.h"
+#include "api/counter_source.h"
+#include "api/crawl_child.h"
+#include "api/fabric_service.h"
+#include "api/rest_server.h"
+#include "api/service_config.h"
 #include "api/version.h"
+
+namespace {
+
+using namespace ibfabric;
+using namespace ibfabric::api;
+
+struct Flags {
+  std::string config;
+  std::optional<std::string> listen;
+  std::optional<double> sweepInterval;
+  std::optional<double> crawlInterval;
+  std::optional<std::string> ca;
+  std::optional<int> caPort;
+  std::optional<std::string> logLevel;
+};
+
+/// Defaults, then the file, then the flags.
+ServiceConfig resolveConfig(const Flags& f) {
+  ServiceConfig c;
+  if (!f.config.empty()) c = loadConfigFile(f.config, c);
+  if (f.listen) c.listen = parseListenAddress(*f.listen);
+  if (f.sweepInterval) c.sweepInterval = secondsToInterval(*f.sweepInterval, "--sweep-interval");
+  if (f.crawlInterval) c.crawlInterval = secondsToInterval(*f.crawlInterval, "--crawl-interval");
+  if (f.ca) c.ca = *f.ca;
+  if (f.caPort) c.caPort = *f.caPort;
+  if (f.logLevel) c.logLevel = *f.logLevel;
+  c.validate();
+  return c;
+}
+
+std::string selfPath(const char* argv0) {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(argv0) : p.string();
+}
+
+int serve(const ServiceConfig& initial, const Flags& flags, const std::string& self) {
+  // Termination and reload signals are taken by sigwait() on this thread only.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  ServiceConfig config = initial;
+  std::vector<std::string> childArgv = {self, "--crawl-once"};
+  if (!config.ca.empty()) childArgv.insert(childArgv.end(), {"--ca", config.ca});
+  if (config.caPort)
+    childArgv.insert(childArgv.end(), {"--ca-port", std::to_string(config.caPort)});
+  auto crawlSource = std::make_unique<ChildCrawlSource>(childArgv, config.crawlTimeout);
+  ChildCrawlSource* crawl = crawlSource.get();
+
+  UmadCounterOptions uo;
+  uo.ca = config.ca;
+  uo.caPort = config.caPort;
+  uo.engine.window = config.madWindow;
+  uo.engine.timeout = std::chrono::milliseconds(config.madTimeoutMs);
+  uo.engine.retries = config.madRetries;
+  uo.engine.batchWatchdog = std::chrono::seconds(30);
+
+  FabricServiceOptions so;
+  so.crawlInterval = config.crawlInterval;
+  so.sweepInterval = config.sweepInterval;
+  so.historyDepth = config.historyDepth;
+  so.eventCapacity = config.eventCapacity;
+  FabricService service(
+      std::move(crawlSource), [uo] { return makeUmadCounterSource(uo); }, so);
+  service.setCancelCrawl([crawl] { crawl->cancel(); });
+
+  RestOptions ro;
+  ro.token = config.apiToken;
+  RestServer server(service, ro);
+  const int port = server.bind(config.listen.host, config.listen.port);
+  if (port < 0) {
+    spdlog::critical("cannot listen on {}:{}", config.listen.host, config.listen.port);
+    return 1;
+  }
+  std::printf("ibfabricd listening on http://%s:%d\n", config.listen.host.c_str(), port);
+  std::fflush(stdout);
+  spdlog::info("ibfabricd {} listening on {}:{} (crawl every {} ms, sweep every {} ms)",
+               versionString(), config.listen.host, port, config.crawlInterval.count(),
+               config.sweepInterval.count());
+
+  service.start();
+  std::thread http([&server] {
+    if (!server.run()) spdlog::error("http server stopped with an error");
+  });
+
+  int status = 0;
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&signals, &sig) != 0) continue;
+    if (sig == SIGHUP) {
+      try {
+        ServiceConfig next = resolveConfig(flags);
+        spdlog::set_level(spdlog::level::from_str(next.logLevel));
+        service.setIntervals(next.crawlInterval, next.sweepInterval);
+        server.setToken(next.apiToken);
+        if (next.listen.host != config.listen.host || next.listen.port != config.listen.port ||
+            next.ca != config.ca || next.caPort != config.caPort)
+          spdlog::warn("reload: listen address and CA changes take effect after a restart");
+        config = next;
+        spdlog::info("reloaded the configuration");
+      } catch (const ConfigError& e) {
+        spdlog::error("reload failed, keeping the running configuration: {}", e.what());
+      }
+      continue;
+    }
+    spdlog::info("signal {}: shutting down", sig);
+    break;
+  }
+  server.stop();
+  service.stop();
+  http.join();
+  spdlog::info("stopped");
+  return status;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"ibfabricd - InfiniBand fabric manager and telemetry daemon"};
-  bool version = false;
+  Flags flags;
+  bool version = false, checkConfig = false, crawlOnce = false;
   app.add_flag("--version", version, "Print the version and exit");
+  app.add_option("--config", flags.config, "YAML configuration file")->check(CLI::ExistingFile);
+  app.add_option("--listen", flags.listen, "HOST:PORT to serve on (port 0: any free port)");
+  app.add_option("--sweep-interval", flags.sweepInterval, "seconds between counter sweeps");
+  app.add_option("--crawl-interval", flags.crawlInterval, "seconds between fabric crawls");
+  app.add_option("--ca", flags.ca, "umad device (default: the first)");
+  app.add_option("--ca-port", flags.caPort, "port of that device (default: the first active)");
+  app.add_option("--log-level", flags.logLevel,
+                 "trace|debug|info|warn|error|critical|off (default: info)");
+  app.add_flag("--check-config", checkConfig, "validate the configuration and exit (0 ok, 1 not)");
+  app.add_flag("--crawl-once", crawlOnce,
+               "internal: crawl once and print the topology JSON (the daemon's crawl child)")
+      ->group("");
   CLI11_PARSE(app, argc, argv);
   if (version) {
-    std::printf("ibfabricd %s\n", ibfabric::versionString());
+    std::printf("ibfabricd %s\n", versionString());
     return 0;
   }
-  spdlog::error("ibfabricd: the daemon is not implemented yet (see the daemon issue)");
-  return 2;
+  auto logger = spdlog::stderr_color_mt("ibfabricd");
+  spdlog::set_default_logger(logger);
+
+  if (crawlOnce) {
+    spdlog::set_level(spdlog::level::warn);
+    CrawlOptions co;
+    co.ca = flags.ca.value_or("");
+    co.caPort = flags.caPort.value_or(0);
+    return runCrawlChild(co);
+  }
+
+  ServiceConfig config;
+  try {
+    config = resolveConfig(flags);
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "ibfabricd: invalid configuration: %s\n", e.what());
+    return 1;
+  }
+  if (checkConfig) {
+    std::printf("configuration ok: listen %s:%d, crawl every %.3f s, sweep every %.3f s\n",
+                config.listen.host.c_str(), config.listen.port,
+                std::chrono::duration<double>(config.crawlInterval).count(),
+                std::chrono::duration<double>(config.sweepInterval).count());
+    return 0;
+  }
+  spdlog::set_level(spdlog::level::from_str(config.logLevel));
+  return serve(config, flags, selfPath(argv[0]));
 }

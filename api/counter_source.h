@@ -1,0 +1,52 @@
+// CounterSource: where the service's counter sweeps come from.
+//
+// The real one (makeUmadCounterSource) opens one umad port for the daemon's life, runs a
+// MadEngine on it and a CounterSweeper over the current topology; tests give scripted sources.
+// A source is created by a factory on the sweep thread and used only from that thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "discovery/topology.h"
+#include "telemetry/counter_sweep.h"
+#include "telemetry/mad_engine.h"
+
+namespace ibfabric::api {
+
+/// The source cannot sweep at all (umad cannot be opened, transport gone). what() is one line.
+class SweepError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class CounterSource {
+ public:
+  virtual ~CounterSource() = default;
+  /// A new topology snapshot to poll.
+  virtual void setTopology(TopologyPtr topology) = 0;
+  /// One sweep. Per-port failures are statuses in the snapshot; throws SweepError only when
+  /// nothing can be asked.
+  virtual telemetry::CounterSnapshotPtr sweep() = 0;
+  /// MAD engine statistics, when there is an engine.
+  virtual std::optional<mad::MadEngineStats> engineStats() const { return std::nullopt; }
+  virtual std::string describe() const = 0;
+};
+using CounterSourcePtr = std::unique_ptr<CounterSource>;
+/// Creates a source; throws SweepError when it cannot (the service retries with backoff).
+using CounterSourceFactory = std::function<CounterSourcePtr()>;
+
+struct UmadCounterOptions {
+  std::string ca;  ///< Empty: the first umad device.
+  int caPort = 0;  ///< 0: the first active port.
+  mad::MadEngineOptions engine;
+};
+
+/// The umad-backed source: UmadTransport + MadEngine + CounterSweeper. Throws SweepError when
+/// the umad port cannot be opened.
+CounterSourcePtr makeUmadCounterSource(const UmadCounterOptions& options);
+
+}  // namespace ibfabric::api

@@ -1,0 +1,110 @@
+// FabricService: the daemon's engine room. Owns a discovery thread and a sweep thread and
+// publishes ServiceState snapshots.
+//
+//   discovery thread  crawls through a TopologySource every `crawlInterval` (and at once on
+//                     requestCrawl()); each new topology is diffed against the previous one and
+//                     the TopologyDelta becomes link_down / link_up events in the EventLog.
+//   sweep thread      every `sweepInterval`, once a topology exists: hands new topologies to
+//                     the CounterSource, sweeps, computes rates against the previous sweep,
+//                     keeps per-port history, judges link health and turns transitions into
+//                     events.
+// Failures (a crawl that throws, a CounterSource that cannot be created or cannot sweep, a sweep
+// in which no port answered) are logged, counted in the state and retried with exponential
+// backoff (`retryBase` doubling up to the activity's interval); the last good data keeps being
+// served, with its age visible through the state's timestamps.
+//
+// Thread-safety: every public method may be called from any thread. state() never blocks on a
+// crawl or a sweep (the publish step is a pointer swap under a short lock).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "api/counter_source.h"
+#include "api/service_state.h"
+#include "discovery/crawler.h"
+#include "telemetry/counter_history.h"
+#include "telemetry/event_log.h"
+#include "telemetry/link_health_eval.h"
+#include "telemetry/port_rates.h"
+
+namespace ibfabric::api {
+
+struct FabricServiceOptions {
+  std::chrono::milliseconds crawlInterval{60'000};
+  std::chrono::milliseconds sweepInterval{10'000};
+  /// First retry delay after a failure; doubles per consecutive failure, capped at the interval.
+  std::chrono::milliseconds retryBase{1'000};
+  std::size_t historyDepth = 64;
+  std::size_t eventCapacity = 10000;
+  telemetry::HealthThresholds thresholds = telemetry::HealthThresholds::defaults();
+  telemetry::RateOptions rates;
+};
+
+class FabricService {
+ public:
+  FabricService(TopologySourcePtr topologySource, CounterSourceFactory counterSources,
+                FabricServiceOptions options = {});
+  /// Stops the threads (see stop()).
+  ~FabricService();
+  FabricService(const FabricService&) = delete;
+  FabricService& operator=(const FabricService&) = delete;
+
+  /// Starts both threads; the first crawl begins at once.
+  void start();
+  /// Asks both threads to finish and joins them. A running crawl is cancelled when its source
+  /// supports it (cancelCrawl below); a running sweep is bounded by the MAD engine's timeouts.
+  void stop();
+  bool stopping() const { return stopping_; }
+
+  ServiceStatePtr state() const;
+  /// Crawl as soon as possible; returns at once. Events and state follow when it completes.
+  void requestCrawl();
+  /// New intervals (e.g. after SIGHUP); take effect at the next wait.
+  void setIntervals(std::chrono::milliseconds crawl, std::chrono::milliseconds sweep);
+  /// Called by stop() before joining: e.g. cancels a crawl child.
+  void setCancelCrawl(std::function<void()> cancel) { cancelCrawl_ = std::move(cancel); }
+
+  telemetry::EventLog& events() { return events_; }
+  const telemetry::EventLog& events() const { return events_; }
+  const telemetry::CounterHistory& history() const { return history_; }
+
+ private:
+  template <typename Fn>
+  void publish(Fn&& change);
+  void discoveryLoop();
+  void sweepLoop();
+  bool crawlOnce();
+  bool sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& source,
+                 telemetry::CounterSnapshotPtr& previous, telemetry::HealthEventTracker& tracker);
+  std::chrono::milliseconds backoff(std::uint64_t failures,
+                                    std::chrono::milliseconds interval) const;
+
+  TopologySourcePtr topologySource_;
+  CounterSourceFactory counterSources_;
+  FabricServiceOptions options_;
+  std::function<void()> cancelCrawl_;
+
+  telemetry::EventLog events_;
+  telemetry::CounterHistory history_;
+
+  mutable std::mutex stateMu_;  // guards state_ (pointer swap only)
+  ServiceStatePtr state_;
+  std::mutex publishMu_;  // serializes copy-change-swap between the two threads
+
+  std::mutex mu_;  // guards the flags below
+  std::condition_variable cv_;
+  bool crawlRequested_ = false;
+  std::uint64_t topologyGeneration_ = 0;
+  TopologyPtr latestTopology_;
+  std::atomic<bool> stopping_{false};
+
+  std::thread discovery_;
+  std::thread sweeper_;
+};
+
+}  // namespace ibfabric::api

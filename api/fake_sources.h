@@ -1,0 +1,63 @@
+// Test doubles for FabricService's two seams (like telemetry/fake_mad_transport.h):
+//
+//   ScriptedTopologySource  returns the topologies (or failures) pushed into it, repeating the
+//                           last outcome once the script is used up; counts its calls.
+//   FakeCounterSource       produces a sweep of every linked port of the current topology with
+//                           counters that grow by a fixed step per sweep (data counters by
+//                           `dataStep` 4-octet units), all kOk; can be told to throw.
+//
+// Thread-safe: the service's threads use them while a test scripts them.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "api/counter_source.h"
+#include "discovery/crawler.h"
+
+namespace ibfabric::api {
+
+class ScriptedTopologySource final : public TopologySource {
+ public:
+  /// Appends an outcome: a snapshot, or a failure with this message.
+  void push(TopologyPtr topology);
+  void pushFailure(std::string message);
+
+  TopologyPtr discover() override;
+  std::string describe() const override { return "scripted"; }
+  int calls() const { return calls_; }
+
+ private:
+  using Outcome = std::variant<TopologyPtr, std::string>;
+  std::mutex mu_;
+  std::deque<Outcome> script_;
+  std::optional<Outcome> last_;
+  std::atomic<int> calls_{0};
+};
+
+/// Shared between a test and the FakeCounterSources a factory creates.
+struct FakeCounterControl {
+  std::atomic<bool> failSweeps{false};
+  std::atomic<int> sweeps{0};
+  std::uint64_t dataStep = 1000;
+};
+
+class FakeCounterSource final : public CounterSource {
+ public:
+  explicit FakeCounterSource(std::shared_ptr<FakeCounterControl> control);
+
+  void setTopology(TopologyPtr topology) override { topology_ = std::move(topology); }
+  telemetry::CounterSnapshotPtr sweep() override;
+  std::string describe() const override { return "fake"; }
+
+ private:
+  std::shared_ptr<FakeCounterControl> control_;
+  TopologyPtr topology_;
+  std::uint64_t sequence_ = 0;
+};
+
+}  // namespace ibfabric::api

@@ -1,0 +1,125 @@
+#include "api/service_config.h"
+
+#include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace ibfabric::api {
+namespace {
+
+template <typename T>
+T scalar(const YAML::Node& node, const std::string& key) {
+  try {
+    return node.as<T>();
+  } catch (const YAML::Exception&) {
+    throw ConfigError("config: \"" + key + "\" has the wrong type");
+  }
+}
+
+}  // namespace
+
+ListenAddress parseListenAddress(std::string_view text) {
+  ListenAddress out;
+  std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == text.size())
+    throw ConfigError("listen: expected HOST:PORT, got \"" + std::string(text) + "\"");
+  std::string_view host = text.substr(0, colon);
+  std::string_view port = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  if (host.empty()) throw ConfigError("listen: empty host in \"" + std::string(text) + "\"");
+  int p = -1;
+  auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (ec != std::errc() || ptr != port.data() + port.size() || p < 0 || p > 65535)
+    throw ConfigError("listen: bad port in \"" + std::string(text) + "\"");
+  out.host = std::string(host);
+  out.port = p;
+  return out;
+}
+
+std::chrono::milliseconds secondsToInterval(double seconds, std::string_view key) {
+  if (!(seconds > 0.0) || seconds > 7 * 24 * 3600.0)
+    throw ConfigError(std::string(key) + ": must be a number of seconds > 0 (got " +
+                      std::to_string(seconds) + ")");
+  auto ms = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000.0 + 0.5));
+  return ms.count() == 0 ? std::chrono::milliseconds(1) : ms;
+}
+
+void ServiceConfig::validate() const {
+  if (listen.port < 0 || listen.port > 65535) throw ConfigError("listen: bad port");
+  if (listen.host.empty()) throw ConfigError("listen: empty host");
+  if (crawlInterval.count() <= 0) throw ConfigError("crawl_interval: must be > 0");
+  if (sweepInterval.count() <= 0) throw ConfigError("sweep_interval: must be > 0");
+  if (crawlTimeout.count() <= 0) throw ConfigError("crawl_timeout: must be > 0");
+  if (caPort < 0 || caPort > 255) throw ConfigError("ca_port: must be 0..255");
+  if (spdlog::level::from_str(logLevel) == spdlog::level::off && logLevel != "off")
+    throw ConfigError("log_level: unknown level \"" + logLevel + "\"");
+  if (madWindow < 1 || madWindow > 256) throw ConfigError("mad.window: must be 1..256");
+  if (madTimeoutMs < 1) throw ConfigError("mad.timeout_ms: must be >= 1");
+  if (madRetries < 0 || madRetries > 20) throw ConfigError("mad.retries: must be 0..20");
+  if (historyDepth < 2) throw ConfigError("history_depth: must be >= 2");
+  if (eventCapacity < 1) throw ConfigError("event_capacity: must be >= 1");
+}
+
+ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(std::string("config: YAML syntax error: ") + e.what());
+  }
+  if (root.IsNull()) return c;
+  if (!root.IsMap()) throw ConfigError("config: the top level must be a mapping");
+  static const std::set<std::string> known = {
+      "listen", "crawl_interval", "sweep_interval", "crawl_timeout",
+      "ca",     "ca_port",        "log_level",      "api_token",
+      "mad",    "history_depth",  "event_capacity"};
+  for (const auto& kv : root) {
+    const std::string key = scalar<std::string>(kv.first, "key");
+    if (!known.count(key)) throw ConfigError("config: unknown key \"" + key + "\"");
+  }
+  if (auto n = root["listen"]) c.listen = parseListenAddress(scalar<std::string>(n, "listen"));
+  if (auto n = root["crawl_interval"])
+    c.crawlInterval = secondsToInterval(scalar<double>(n, "crawl_interval"), "crawl_interval");
+  if (auto n = root["sweep_interval"])
+    c.sweepInterval = secondsToInterval(scalar<double>(n, "sweep_interval"), "sweep_interval");
+  if (auto n = root["crawl_timeout"])
+    c.crawlTimeout = secondsToInterval(scalar<double>(n, "crawl_timeout"), "crawl_timeout");
+  if (auto n = root["ca"]) c.ca = scalar<std::string>(n, "ca");
+  if (auto n = root["ca_port"]) c.caPort = scalar<int>(n, "ca_port");
+  if (auto n = root["log_level"]) c.logLevel = scalar<std::string>(n, "log_level");
+  if (auto n = root["api_token"]) c.apiToken = scalar<std::string>(n, "api_token");
+  if (auto n = root["history_depth"]) c.historyDepth = scalar<std::size_t>(n, "history_depth");
+  if (auto n = root["event_capacity"]) c.eventCapacity = scalar<std::size_t>(n, "event_capacity");
+  if (auto mad = root["mad"]) {
+    if (!mad.IsMap()) throw ConfigError("config: \"mad\" must be a mapping");
+    for (const auto& kv : mad) {
+      const std::string key = scalar<std::string>(kv.first, "key");
+      if (key != "window" && key != "timeout_ms" && key != "retries")
+        throw ConfigError("config: unknown key \"mad." + key + "\"");
+    }
+    if (auto n = mad["window"]) c.madWindow = scalar<int>(n, "mad.window");
+    if (auto n = mad["timeout_ms"]) c.madTimeoutMs = scalar<int>(n, "mad.timeout_ms");
+    if (auto n = mad["retries"]) c.madRetries = scalar<int>(n, "mad.retries");
+  }
+  c.validate();
+  return c;
+}
+
+ServiceConfig loadConfigFile(const std::filesystem::path& path, ServiceConfig base) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("config: cannot read " + path.string());
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  try {
+    return loadConfigText(buf.str(), std::move(base));
+  } catch (const ConfigError& e) {
+    throw ConfigError(path.string() + ": " + e.what());
+  }
+}
+
+}  // namespace ibfabric::api

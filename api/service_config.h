@@ -1,0 +1,69 @@
+// ServiceConfig: everything ibfabricd can be told, from a YAML file and/or flags.
+//
+// The YAML keys (docs/daemon.md, example in packaging/ibfabricd.yaml):
+//   listen: "127.0.0.1:9464"        # HOST:PORT; port 0 picks a free port (printed at start)
+//   crawl_interval: 60              # seconds between fabric crawls
+//   sweep_interval: 10              # seconds between counter sweeps
+//   ca: ""                          # umad device; empty = the first
+//   ca_port: 0                      # 0 = the first active port
+//   log_level: info                 # trace|debug|info|warn|error|critical|off
+//   api_token: ""                   # bearer token for POST endpoints; empty = writes disabled
+//   crawl_timeout: 120              # seconds before a crawl child is killed
+//   mad: {window: 8, timeout_ms: 200, retries: 3}
+//   history_depth: 64               # samples kept per port
+//   event_capacity: 10000
+//
+// Plain value type; loading is a pure function of its input.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace ibfabric::api {
+
+/// The configuration is invalid; what() is one line naming the key.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ListenAddress {
+  std::string host = "127.0.0.1";
+  int port = 9464;
+};
+/// "HOST:PORT" (IPv6 as "[::1]:PORT"); throws ConfigError.
+ListenAddress parseListenAddress(std::string_view text);
+
+struct ServiceConfig {
+  ListenAddress listen;
+  std::chrono::milliseconds crawlInterval{60'000};
+  std::chrono::milliseconds sweepInterval{10'000};
+  std::chrono::milliseconds crawlTimeout{120'000};
+  std::string ca;
+  int caPort = 0;
+  std::string logLevel = "info";
+  std::string apiToken;
+  int madWindow = 8;
+  int madTimeoutMs = 200;
+  int madRetries = 3;
+  std::size_t historyDepth = 64;
+  std::size_t eventCapacity = 10000;
+
+  /// Throws ConfigError on out-of-range values.
+  void validate() const;
+};
+
+/// Applies the YAML text over `base` (keys absent keep base's value); throws ConfigError for
+/// unknown keys, wrong types and invalid values.
+ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig base = {});
+/// Reads the file first; throws ConfigError when it cannot be read.
+ServiceConfig loadConfigFile(const std::filesystem::path& path, ServiceConfig base = {});
+
+/// Seconds as a duration; throws ConfigError for non-positive or absurd values.
+std::chrono::milliseconds secondsToInterval(double seconds, std::string_view key);
+
+}  // namespace ibfabric::api

@@ -1,0 +1,249 @@
+// ibfabricd on a real ibsim + OpenSM fabric, over real HTTP: it starts under `ibfabric sim run`
+// with --listen 127.0.0.1:0, becomes ready, serves topology / links / ports / metrics with the
+// right statuses, reports an Unlinked cable through a long-polled /events, and stops within a
+// second of SIGTERM. Also --check-config. No fixed sleeps: every wait is bounded.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/sim_fixture.h"
+#include "tests/support/subprocess.h"
+
+extern char** environ;
+
+namespace ibfabric::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+/// `ibfabric sim run --name N -- ibfabricd ARGS` in the background, stdout on a pipe (for the
+/// "listening on" line), stderr in a file. Killed in the destructor if still running.
+class Daemon {
+ public:
+  Daemon(const SimFabric& fabric, const std::vector<std::string>& args) {
+    errPath_ = scratchDir() / ("daemon-" + fabric.name() + ".err");
+    std::vector<std::string> argv = {
+        IBFABRIC_CLI_PATH, "sim", "run", "--name", fabric.name(), "--", IBFABRIC_DAEMON_PATH};
+    argv.insert(argv.end(), args.begin(), args.end());
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errPath_.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addchdir_np(&fa, scratchDir().c_str());
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    int rc = ::posix_spawn(&pid_, cargv[0], &fa, nullptr, cargv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(out[1]);
+    if (rc != 0) {
+      ::close(out[0]);
+      throw std::runtime_error("cannot start the daemon");
+    }
+    out_ = out[0];
+  }
+  ~Daemon() {
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      int st = 0;
+      ::waitpid(pid_, &st, 0);
+    }
+    if (out_ >= 0) ::close(out_);
+  }
+
+  /// Reads stdout until "listening on http://HOST:PORT"; returns the port, or -1 after `timeout`.
+  int waitForPort(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    std::string text;
+    while (Clock::now() < deadline) {
+      pollfd p{out_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buf[512];
+      ssize_t n = ::read(out_, buf, sizeof buf);
+      if (n <= 0) return -1;
+      text.append(buf, static_cast<std::size_t>(n));
+      auto at = text.find("listening on http://");
+      auto eol = at == std::string::npos ? at : text.find('\n', at);
+      if (eol != std::string::npos) {
+        auto colon = text.rfind(':', eol);
+        return std::stoi(text.substr(colon + 1, eol - colon - 1));
+      }
+    }
+    return -1;
+  }
+
+  /// Sends `sig`, waits at most `timeout` for the exit; returns the wait status (or -1).
+  int signalAndWait(int sig, std::chrono::milliseconds timeout) {
+    ::kill(pid_, sig);
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      int st = 0;
+      pid_t r = ::waitpid(pid_, &st, WNOHANG);
+      if (r == pid_) {
+        reaped_ = true;
+        return st;
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    return -1;
+  }
+
+  std::string log() const {
+    std::ifstream in(errPath_);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int out_ = -1;
+  std::filesystem::path errPath_;
+};
+
+json getJson(httplib::Client& c, const std::string& path, int expected) {
+  auto res = c.Get(path.c_str());
+  EXPECT_TRUE(res) << path;
+  if (!res) return {};
+  EXPECT_EQ(res->status, expected) << path << ": " << res->body;
+  json j = json::parse(res->body, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << path << ": " << res->body;
+  if (expected >= 400 && path != "/api/v1/health") {
+    EXPECT_EQ(j["error"]["code"], expected) << res->body;
+  }
+  return j;
+}
+
+TEST(DaemonSim, ServesTheFabricReportsUnlinksAndStopsOnSigterm) {
+  auto net = writeScratchFile("daemon.net", fatTreeText("d", 2, 2, 2));
+  SimFabric fabric(net, "daemon");
+  Daemon daemon(fabric, {"--listen", "127.0.0.1:0", "--sweep-interval", "0.5", "--crawl-interval",
+                         "0.5", "--log-level", "debug"});
+  const int port = daemon.waitForPort(60s);
+  ASSERT_GT(port, 0) << daemon.log();
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(30, 0);
+
+  ASSERT_TRUE(waitFor(
+      [&] {
+        auto res = c.Get("/api/v1/health");
+        return res && res->status == 200;
+      },
+      60s, 100ms))
+      << daemon.log();
+  auto health = getJson(c, "/api/v1/health", 200);
+  EXPECT_EQ(health["ready"], true);
+  EXPECT_EQ(health["crawl"]["failures"], 0) << health.dump();
+
+  auto topo = getJson(c, "/api/v1/topology", 200);
+  EXPECT_EQ(topo["switches"], 4);
+  EXPECT_EQ(topo["cas"], 4);
+  EXPECT_EQ(topo["links"], 8);
+  EXPECT_EQ(getJson(c, "/api/v1/topology/full", 200)["schema"], "ibfabric.topology/1");
+  auto links = getJson(c, "/api/v1/links?state=active", 200);
+  EXPECT_EQ(links["count"], 8);
+  getJson(c, "/api/v1/links?state=sideways", 400);
+  getJson(c, "/api/v1/nodes/not-a-guid", 400);
+  getJson(c, "/api/v1/nodes/0x00000000deadbeef", 404);
+
+  // A CA port: counters read through the daemon's long-lived umad port.
+  auto nodes = getJson(c, "/api/v1/nodes", 200)["nodes"];
+  std::string caGuid, victim;
+  for (const auto& n : nodes)
+    if (n["type"] == "ca" && n["description"] == "dhost1-1") caGuid = n["guid"];
+  ASSERT_FALSE(caGuid.empty()) << nodes.dump();
+  ASSERT_TRUE(waitFor(
+      [&] {
+        auto p = getJson(c, "/api/v1/ports/" + caGuid + "/1", 200);
+        return p["sample"].is_object() && p["sample"]["status"] == "ok" && p["rates"].is_object();
+      },
+      30s, 100ms));
+  getJson(c, "/api/v1/ports/" + caGuid + "/9", 404);
+
+  auto metrics = c.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_NE(metrics->body.find("ibfabric_port_transmit_bytes_total{"), std::string::npos);
+  EXPECT_NE(metrics->body.find("ibfabric_collector_success{collector=\"crawl\"} 1"),
+            std::string::npos);
+  if (::access("/usr/bin/promtool", X_OK) == 0) {
+    auto file = writeScratchFile("daemon.metrics", metrics->body);
+    auto check = runProcess({"sh", "-c", "promtool check metrics < " + file.string()}, 60s);
+    EXPECT_EQ(check.exitCode, 0) << check.describe();
+  }
+
+  // Unlink a cable (not the daemon's own HCA) and follow it with a long-poll.
+  const std::uint64_t last = getJson(c, "/api/v1/events", 200)["last_id"];
+  auto poll = std::async(std::launch::async, [&] {
+    httplib::Client pc("127.0.0.1", port);
+    pc.set_read_timeout(60, 0);
+    auto res =
+        pc.Get(("/api/v1/events?type=link_down&wait=30&since=" + std::to_string(last)).c_str());
+    return res ? json::parse(res->body, nullptr, false) : json();
+  });
+  auto r = fabric.cmd(R"(Unlink "dhost1-1"[1])");
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  ASSERT_EQ(poll.wait_for(40s), std::future_status::ready);
+  auto events = poll.get();
+  ASSERT_TRUE(events.is_object()) << daemon.log();
+  ASSERT_FALSE(events["events"].empty()) << events.dump();
+  bool seen = false;
+  for (const auto& e : events["events"])
+    seen = seen || e["node"] == "dhost1-1" || e["remote"].value("node", "") == "dhost1-1";
+  EXPECT_TRUE(seen) << events.dump();
+  ASSERT_TRUE(waitFor([&] { return getJson(c, "/api/v1/topology", 200)["links"] == 7; }, 30s));
+
+  // A long-poll in progress must not hold up shutdown.
+  auto hanging = std::async(std::launch::async, [&] {
+    httplib::Client pc("127.0.0.1", port);
+    pc.set_read_timeout(60, 0);
+    return pc.Get("/api/v1/events?wait=60&since=1000000") != nullptr;
+  });
+  const auto t0 = Clock::now();
+  const int status = daemon.signalAndWait(SIGTERM, 5s);
+  const auto took = Clock::now() - t0;
+  ASSERT_NE(status, -1) << "the daemon did not stop within 5 s\n" << daemon.log();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << daemon.log();
+  EXPECT_LT(took, 1500ms) << daemon.log();
+  hanging.wait_for(5s);
+  const std::string log = daemon.log();
+  EXPECT_EQ(log.find("Failed to register"), std::string::npos) << log;
+}
+
+TEST(DaemonCli, CheckConfig) {
+  auto good = writeScratchFile("good.yaml", "listen: \"127.0.0.1:0\"\nsweep_interval: 5\n");
+  auto r = runProcess({IBFABRIC_DAEMON_PATH, "--config", good.string(), "--check-config"});
+  EXPECT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_NE(r.out.find("configuration ok"), std::string::npos) << r.describe();
+  auto bad = writeScratchFile("bad.yaml", "sweep_interval: 0\n");
+  r = runProcess({IBFABRIC_DAEMON_PATH, "--config", bad.string(), "--check-config"});
+  EXPECT_EQ(r.exitCode, 1) << r.describe();
+  EXPECT_NE(r.err.find("sweep_interval"), std::string::npos) << r.describe();
+  // Flags override the file and are validated too.
+  r = runProcess(
+      {IBFABRIC_DAEMON_PATH, "--config", good.string(), "--listen", "nonsense", "--check-config"});
+  EXPECT_EQ(r.exitCode, 1) << r.describe();
+  r = runProcess({IBFABRIC_DAEMON_PATH, "--config",
+                  (std::string(IBFABRIC_SOURCE_DIR) + "/packaging/ibfabricd.yaml"),
+                  "--check-config"});
+  EXPECT_EQ(r.exitCode, 0) << r.describe();
+}
+
+}  // namespace
+}  // namespace ibfabric::testing

@@ -1,0 +1,232 @@
+// The REST API and /metrics over real HTTP on loopback (port 0), with the service's seams
+// faked: status codes, JSON error shape, filters, long-poll, bearer token, OpenAPI document.
+#include "api/rest_server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "api/fake_sources.h"
+#include "discovery/net_topology.h"
+#include "discovery/netfile.h"
+#include "tests/support/sim_fixture.h"
+#include "tests/support/subprocess.h"
+
+namespace ibfabric::api {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+class ApiRest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto source = std::make_unique<ScriptedTopologySource>();
+    topo_ = source.get();
+    topo_->push(topologyFromNetFabric(parseNetText(testing::fatTreeText("", 2, 2, 2), "ft")));
+    FabricServiceOptions o;
+    o.crawlInterval = 1h;
+    o.sweepInterval = 30ms;
+    auto control = std::make_shared<FakeCounterControl>();
+    service_ = std::make_unique<FabricService>(
+        std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
+    RestOptions ro;
+    ro.token = "t0ken";
+    server_ = std::make_unique<RestServer>(*service_, ro);
+    port_ = server_->bind("127.0.0.1", 0);
+    ASSERT_GT(port_, 0);
+    http_ = std::thread([this] { server_->run(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    client_->set_read_timeout(20, 0);
+  }
+  void TearDown() override {
+    server_->stop();
+    if (http_.joinable()) http_.join();
+    service_->stop();
+  }
+  void startAndWaitReady() {
+    service_->start();
+    ASSERT_TRUE(testing::waitFor(
+        [&] {
+          auto s = service_->state();
+          return s->ready() && s->sweep.runs >= 2;
+        },
+        10s));
+  }
+  /// GET; checks the status and, for errors, the error shape.
+  json get(const std::string& path, int status) {
+    auto res = client_->Get(path.c_str());
+    EXPECT_TRUE(res) << path;
+    if (!res) return {};
+    EXPECT_EQ(res->status, status) << path << ": " << res->body;
+    json j = json::parse(res->body, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << path << ": " << res->body;
+    if (status >= 400) {
+      EXPECT_EQ(j["error"]["code"], status) << res->body;
+      EXPECT_TRUE(j["error"]["message"].is_string()) << res->body;
+    }
+    return j;
+  }
+
+  ScriptedTopologySource* topo_ = nullptr;
+  std::unique_ptr<FabricService> service_;
+  std::unique_ptr<RestServer> server_;
+  std::thread http_;
+  int port_ = 0;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(ApiRest, NotReadyBeforeTheFirstCrawl) {
+  auto res = client_->Get("/api/v1/health");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);  // alive, not ready: the health document, not an error
+  auto h = json::parse(res->body);
+  EXPECT_EQ(h["ready"], false);
+  EXPECT_EQ(h["live"], true);
+  EXPECT_EQ(h["status"], "starting");
+  get("/api/v1/topology", 503);
+  get("/api/v1/links", 503);
+}
+
+TEST_F(ApiRest, HealthAndTopology) {
+  startAndWaitReady();
+  auto h = get("/api/v1/health", 200);
+  EXPECT_EQ(h["status"], "ready");
+  EXPECT_GE(h["sweep"]["runs"].get<int>(), 2);
+  EXPECT_TRUE(h["crawl"]["last_duration_seconds"].is_number());
+  auto t = get("/api/v1/topology", 200);
+  EXPECT_EQ(t["switches"], 4);
+  EXPECT_EQ(t["cas"], 4);
+  EXPECT_EQ(t["links"], 8);
+  auto full = get("/api/v1/topology/full", 200);
+  EXPECT_EQ(full["schema"], "ibfabric.topology/1");
+  auto ibn = client_->Get("/api/v1/topology/ibnetdiscover");
+  ASSERT_TRUE(ibn);
+  EXPECT_EQ(ibn->status, 200);
+  EXPECT_NE(ibn->body.find("Switch"), std::string::npos);
+  auto dot = client_->Get("/api/v1/topology/dot");
+  ASSERT_TRUE(dot);
+  EXPECT_EQ(dot->body.rfind("graph fabric", 0), 0u);
+}
+
+TEST_F(ApiRest, NodesSwitchesHosts) {
+  startAndWaitReady();
+  EXPECT_EQ(get("/api/v1/nodes", 200)["nodes"].size(), 8u);
+  EXPECT_EQ(get("/api/v1/switches?level=leaf", 200)["switches"].size(), 2u);
+  EXPECT_EQ(get("/api/v1/switches?level=spine", 200)["switches"].size(), 2u);
+  get("/api/v1/switches?level=roof", 400);
+  auto s = service_->state();
+  const Node& leaf = s->topology->node(s->topology->nodesAtLevel(1).front());
+  auto n = get("/api/v1/nodes/" + toString(leaf.guid), 200);
+  EXPECT_EQ(n["description"], leaf.description);
+  EXPECT_EQ(n["level_name"], "leaf");
+  get("/api/v1/nodes/xyz", 400);
+  get("/api/v1/nodes/0x00000000deadbeef", 404);
+  auto hosts = get("/api/v1/hosts", 200)["hosts"];
+  ASSERT_EQ(hosts.size(), 4u);
+  const std::string name = hosts[0]["name"];
+  auto host = get("/api/v1/hosts/" + name, 200);
+  EXPECT_EQ(host["hcas"].size(), 1u);
+  EXPECT_EQ(host["leaves"].size(), 1u);
+  get("/api/v1/hosts/nosuchhost", 404);
+}
+
+TEST_F(ApiRest, LinksWithFiltersAndPorts) {
+  startAndWaitReady();
+  auto all = get("/api/v1/links", 200);
+  EXPECT_EQ(all["count"], 8);
+  EXPECT_EQ(get("/api/v1/links?state=active", 200)["count"], 8);
+  EXPECT_EQ(get("/api/v1/links?state=down", 200)["count"], 0);
+  EXPECT_EQ(get("/api/v1/links?level=spine", 200)["count"], 4);
+  auto top = get("/api/v1/links?sort=utilization&limit=3", 200);
+  EXPECT_EQ(top["count"], 3);
+  EXPECT_TRUE(top["links"][0]["a"]["rates"]["tx_bytes_per_second"].is_number());
+  get("/api/v1/links?state=sideways", 400);
+  get("/api/v1/links?sort=color", 400);
+  get("/api/v1/links?limit=-1", 400);
+
+  const auto a = all["links"][0]["a"];
+  const std::string guid = a["guid"];
+  const int port = a["port"];
+  auto p = get("/api/v1/ports/" + guid + "/" + std::to_string(port), 200);
+  EXPECT_EQ(p["sample"]["status"], "ok");
+  EXPECT_TRUE(p["sample"]["counters"]["xmit_data"].is_number());
+  EXPECT_TRUE(p["rates"]["tx_bytes_per_second"].is_number());
+  EXPECT_EQ(p["health"]["state"], "ok");
+  EXPECT_GE(p["history"].size(), 2u);
+  get("/api/v1/ports/" + guid + "/77", 404);
+  get("/api/v1/ports/" + guid + "/x", 400);
+  get("/api/v1/ports/0x00000000deadbeef/1", 404);
+  get("/api/v1/nosuch", 404);
+}
+
+TEST_F(ApiRest, EventsAndLongPoll) {
+  startAndWaitReady();
+  auto& log = service_->events();
+  log.append(telemetry::EventType::kLinkDown, {Guid{0x100000}, "h", PortNum{1}}, std::nullopt,
+             "first");
+  auto e = get("/api/v1/events", 200);
+  ASSERT_EQ(e["events"].size(), 1u);
+  EXPECT_EQ(e["events"][0]["type"], "link_down");
+  const std::uint64_t last = e["last_id"];
+  get("/api/v1/events?type=link_sideways", 400);
+  get("/api/v1/events?since=abc", 400);
+  get("/api/v1/events?limit=0", 400);
+  get("/api/v1/events?wait=-1", 400);
+  EXPECT_EQ(get("/api/v1/events?type=link_up", 200)["events"].size(), 0u);
+
+  std::thread later([&] {
+    std::this_thread::sleep_for(200ms);
+    log.append(telemetry::EventType::kLinkUp, {Guid{0x100000}, "h", PortNum{1}}, std::nullopt,
+               "second");
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto waited = get("/api/v1/events?wait=10&since=" + std::to_string(last), 200);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  later.join();
+  ASSERT_EQ(waited["events"].size(), 1u);
+  EXPECT_EQ(waited["events"][0]["message"], "second");
+  EXPECT_LT(took, 5s);
+  // Nothing new: returns after the wait, empty.
+  auto none = get("/api/v1/events?wait=0.2&since=" + waited["last_id"].dump(), 200);
+  EXPECT_TRUE(none["events"].empty());
+}
+
+TEST_F(ApiRest, DiscoverNeedsTheToken) {
+  startAndWaitReady();
+  auto post = [&](const httplib::Headers& headers) {
+    auto res = client_->Post("/api/v1/discover", headers, "", "application/json");
+    EXPECT_TRUE(res);
+    return res ? res->status : -1;
+  };
+  EXPECT_EQ(post({}), 401);
+  EXPECT_EQ(post({{"Authorization", "Bearer wrong"}}), 403);
+  const int before = topo_->calls();
+  EXPECT_EQ(post({{"Authorization", "Bearer t0ken"}}), 202);
+  EXPECT_TRUE(testing::waitFor([&] { return topo_->calls() > before; }, 5s));
+  server_->setToken("");
+  EXPECT_EQ(post({{"Authorization", "Bearer t0ken"}}), 403);
+}
+
+TEST_F(ApiRest, MetricsAndOpenApi) {
+  startAndWaitReady();
+  auto m = client_->Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->status, 200);
+  for (const char* name :
+       {"ibfabric_port_transmit_bytes_total{", "ibfabric_port_receive_packets_total{",
+        "ibfabric_port_symbol_errors_total{", "ibfabric_collector_success{collector=\"sweep\"} 1",
+        "ibfabric_sweep_duration_seconds ", "ibfabric_last_sweep_timestamp_seconds ",
+        "ibfabric_fabric_links{state=\"active\"} 8"})
+    EXPECT_NE(m->body.find(name), std::string::npos) << name;
+  // Bytes, not 4-octet units: the fake counts 1000 units per sweep.
+  EXPECT_NE(m->body.find("remote_port=\"1\"}"), std::string::npos);
+  auto o = get("/api/v1/openapi.json", 200);
+  EXPECT_EQ(o["openapi"], "3.0.3");
+  EXPECT_TRUE(o["paths"].contains("/events"));
+}
+
+}  // namespace
+}  // namespace ibfabric::api

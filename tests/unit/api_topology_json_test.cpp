@@ -1,0 +1,88 @@
+// The topology JSON loader (discovery/topology_json.h): a snapshot survives toJson -> load ->
+// toJson unchanged, including node-name-map descriptions and down ports; bad documents are
+// one-line errors.
+#include "discovery/topology_json.h"
+
+#include <gtest/gtest.h>
+
+#include "discovery/formats.h"
+#include "discovery/net_topology.h"
+#include "discovery/netfile.h"
+#include "discovery/node_name_map.h"
+#include "tests/support/sim_fixture.h"
+
+namespace ibfabric {
+namespace {
+
+nlohmann::json withoutBuildTime(nlohmann::json j) {
+  j["crawl"].erase("build_seconds");
+  return j;
+}
+
+TEST(ApiTopologyJson, RoundTripsAFatTree) {
+  auto t = topologyFromNetFabric(parseNetText(testing::fatTreeText("", 2, 4, 3), "fat tree"),
+                                 "netfile fat tree");
+  auto j = toJson(*t);
+  auto back = topologyFromJson(j);
+  EXPECT_EQ(withoutBuildTime(toJson(*back)), withoutBuildTime(j));
+  EXPECT_EQ(back->links().size(), t->links().size());
+  EXPECT_EQ(back->hosts().size(), t->hosts().size());
+  EXPECT_EQ(back->stats().source, "netfile fat tree");
+  // Through text, as the crawl child sends it.
+  auto again = topologyFromJsonText(j.dump());
+  EXPECT_EQ(withoutBuildTime(toJson(*again)), withoutBuildTime(j));
+}
+
+TEST(ApiTopologyJson, KeepsMappedDescriptionsAndPortStates) {
+  TopologyBuilder b;
+  const Guid sw{0x200000}, ca{0x100000};
+  b.addNode({NodeType::kSwitch, sw, sw, "sw-reported", 1, 2, 3, 2});
+  b.addNode({NodeType::kCa, ca, ca, "h1 mlx5_0", 0, 0, 0, 1});
+  Port p;
+  p.num = PortNum{1};
+  p.state = PortState::kInit;
+  p.physState = PhysPortState::kLinkUp;
+  p.widthEnabled = static_cast<WidthMask>(LinkWidth::k4x);
+  p.speedEnabled = speedBit(LinkSpeed::kHdr);
+  p.activeRate = LinkRate{LinkWidth::k1x, LinkSpeed::kHdr};
+  b.addPort(sw, p);
+  b.addPort(ca, p);
+  Port down;
+  down.num = PortNum{2};
+  b.addPort(sw, down);
+  b.connect(sw, PortNum{1}, ca, PortNum{1});
+  b.setNodeNameMap(std::make_shared<const NodeNameMap>(
+      NodeNameMap::parse("0x0000000000200000 \"leaf-01\"\n", "map")));
+  auto t = b.build();
+  ASSERT_EQ(t->findNode(sw)->description, "leaf-01");
+  auto back = topologyFromJson(toJson(*t));
+  EXPECT_EQ(back->findNode(sw)->description, "leaf-01");
+  EXPECT_EQ(back->findNode(sw)->nodeDescription, "sw-reported");
+  EXPECT_EQ(back->findNode(sw)->vendorId, 1u);
+  EXPECT_EQ(withoutBuildTime(toJson(*back)), withoutBuildTime(toJson(*t)));
+}
+
+TEST(ApiTopologyJson, RejectsBadDocuments) {
+  EXPECT_THROW(topologyFromJsonText("{"), TopologyJsonError);
+  EXPECT_THROW(topologyFromJsonText("[]"), TopologyJsonError);
+  EXPECT_THROW(topologyFromJsonText(R"({"schema": "other/1", "nodes": [], "links": []})"),
+               TopologyJsonError);
+  auto t = topologyFromNetFabric(parseNetText(testing::fatTreeText("", 1, 1, 1), "x"));
+  auto j = toJson(*t);
+  j["nodes"][0]["guid"] = "nope";
+  EXPECT_THROW(topologyFromJson(j), TopologyJsonError);
+  j = toJson(*t);
+  j["links"][0]["a"]["guid"] = "0x00000000deadbeef";
+  EXPECT_THROW(topologyFromJson(j), TopologyJsonError);
+  j = toJson(*t);
+  j["nodes"][0]["ports"][0]["state"] = "Sleepy";
+  try {
+    topologyFromJson(j);
+    FAIL();
+  } catch (const TopologyJsonError& e) {
+    EXPECT_NE(std::string(e.what()).find("nodes[0].ports[0]"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ibfabric
