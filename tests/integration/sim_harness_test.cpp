@@ -1,9 +1,11 @@
 // Integration tests of `ibfabric sim`: real ibsim + OpenSM fabrics started through the CLI.
 #include <gtest/gtest.h>
+
 #include <signal.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -15,6 +17,7 @@
 #include "discovery/netfile.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_paths.h"
 #include "tools/sim/harness.h"
 
 namespace ibfabric::testing {
@@ -127,10 +130,37 @@ TEST_F(SimHarnessShared, RunSetsTheClientEnvironment) {
       fabric_->run({"sh", "-c", "echo $IBSIM_SOCKNAME $SIM_HOST; pwd"}, 30s, "sh-host2-1");
   ASSERT_EQ(r.exitCode, 0) << r.describe();
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), sim::socketNameFor(fabric_->name()) + " sh-host2-1");
-  // The default working directory is a fresh one in the state dir, removed afterwards.
+  // The default working directory is the caller's, so relative paths keep their meaning, and
+  // umad2sim's sys-<pid> tree does not stay behind there.
   const fs::path cwd = r.out.substr(r.out.find('\n') + 1, r.out.size() - r.out.find('\n') - 2);
-  EXPECT_EQ(cwd.parent_path(), fabric_->stateDir() / "work");
-  EXPECT_FALSE(fs::exists(cwd));
+  EXPECT_EQ(fs::weakly_canonical(cwd), fs::weakly_canonical(fs::current_path()));
+  const auto d = fabric_->run({"ibnetdiscover", "-p"});
+  ASSERT_EQ(d.exitCode, 0) << d.describe();
+  for (const auto& e : fs::directory_iterator(fs::current_path())) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("sys-", 0) != 0) continue;
+    // Only trees of processes still alive (other tests running beside this one) may remain.
+    EXPECT_TRUE(fs::exists("/proc/" + n.substr(4))) << "left behind: " << e.path();
+  }
+}
+
+TEST_F(SimHarnessShared, RelativeProgramAndArgumentPathsResolveFromTheCaller) {
+  const fs::path dir = scratchDir() / "relative";
+  fs::create_directories(dir / "bin");
+  const fs::path script = dir / "bin" / "write-here";
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\necho \"$SIM_HOST\" > \"$1\"\n";
+  }
+  fs::permissions(script, fs::perms::owner_all);
+  const auto r = runProcess({cliPath().string(), "sim", "run", "--name", fabric_->name(), "--",
+                             "bin/write-here", "out.txt"},
+                            30s, {}, dir);
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  std::ifstream in(dir / "out.txt");
+  std::string host;
+  std::getline(in, host);
+  EXPECT_FALSE(host.empty());
 }
 
 TEST_F(SimHarnessShared, RunRemovesUmadSysTreesFromAGivenCwd) {

@@ -143,7 +143,8 @@ void addRun(CLI::App& simApp) {
   run->add_option("--timeout", o->timeout, "Kill the program after this many seconds (0 = never)")
       ->check(CLI::NonNegativeNumber);
   run->add_option("--cwd", o->cwd,
-                  "Working directory (default: a fresh one in the state dir, removed afterwards)");
+                  "Working directory (default: the current one if writable, else a fresh one in "
+                  "the state dir); umad2sim's sys-<pid> tree is removed afterwards");
   run->add_option("command", o->argv, "Program and arguments (after --)")->required();
   run->callback([o] {
     int status = 0;

@@ -813,8 +813,10 @@ int run(const RunOptions& options) {
                                    [&](const auto& n) { return n.id == host || n.desc == host; });
     if (!known) throw SimError("no node \"" + host + "\" in fabric \"" + s.name + "\"");
   }
-  const std::string program = findProgram(options.argv[0]);
-  if (program.empty()) throw SimError(options.argv[0] + ": program not found");
+  // Absolute, since the program may start in another directory than ours.
+  const std::string found = findProgram(options.argv[0]);
+  if (found.empty()) throw SimError(options.argv[0] + ": program not found");
+  const std::string program = fs::absolute(found).string();
 
   // One slot per attached client; OpenSM holds one of ibsim's ten.
   const int slots = kMaxClientsPerSimulator - (s.withSm ? 1 : 0);
@@ -833,9 +835,13 @@ int run(const RunOptions& options) {
     std::this_thread::sleep_for(100ms);
   }
 
-  const bool ownCwd = !options.cwd.has_value();
-  const fs::path cwd = ownCwd ? s.workDir() / ("run-" + uniqueToken()) : fs::absolute(*options.cwd);
+  // The program runs where it was asked to, so relative paths in its arguments mean what the
+  // caller meant; umad2sim's sys-<pid> tree is removed from there afterwards. Only when that
+  // directory is not writable does it run in a fresh directory of its own.
   std::error_code ec;
+  fs::path wanted = options.cwd ? fs::absolute(*options.cwd) : fs::current_path(ec);
+  const bool ownCwd = !options.cwd && (ec || ::access(wanted.c_str(), W_OK) != 0);
+  const fs::path cwd = ownCwd ? s.workDir() / ("run-" + uniqueToken()) : wanted;
   fs::create_directories(cwd, ec);
   if (::access(cwd.c_str(), W_OK) != 0) {
     throw SimError("working directory " + cwd.string() + " is not writable (umad2sim needs it)");

@@ -111,8 +111,10 @@ struct RunOptions {
   std::string host;  // "" = the fabric's clientHost
   std::vector<std::string> argv;
   std::chrono::seconds timeout{0};  // 0 = none; on timeout the program is killed, result 124
-  std::optional<std::filesystem::path> cwd;  // default: a fresh directory, removed afterwards
-  std::chrono::seconds slotWait{120};        // how long to wait for a free client slot
+  /// Default: the current directory when writable, else a fresh one in the state directory.
+  /// Either way the sys-<pid> tree umad2sim writes there is removed afterwards.
+  std::optional<std::filesystem::path> cwd;
+  std::chrono::seconds slotWait{120};  // how long to wait for a free client slot
 };
 /// Runs a program attached to the fabric, with stdin/stdout/stderr inherited; returns its exit
 /// status (128+signal when killed, 124 on timeout). At most 10 clients can attach to one ibsim:
