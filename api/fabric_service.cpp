@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "discovery/topology_delta.h"
@@ -73,6 +74,14 @@ void FabricService::publish(Fn&& change) {
   std::lock_guard publishLock(publishMu_);
   auto next = std::make_shared<ServiceState>(*state());
   change(*next);
+  // Count the events appended since the last publish (both threads append, both publish).
+  telemetry::EventQuery q;
+  q.sinceId = eventsCounted_;
+  q.limit = std::numeric_limits<std::size_t>::max();
+  for (const auto& e : events_.query(q)) {
+    ++next->eventsByType[std::string(telemetry::toString(e.type))];
+    eventsCounted_ = e.id;
+  }
   std::lock_guard lock(stateMu_);
   state_ = std::move(next);
 }
@@ -88,6 +97,7 @@ std::chrono::milliseconds FabricService::backoff(std::uint64_t failures,
 
 bool FabricService::crawlOnce() {
   const auto attempt = SysClock::now();
+  publish([&](ServiceState& s) { s.crawl.inProgressSince = attempt; });
   const auto t0 = Clock::now();
   TopologyPtr topology;
   std::string error;
@@ -105,6 +115,7 @@ bool FabricService::crawlOnce() {
       s.crawl.consecutiveFailures++;
       s.crawl.lastAttempt = attempt;
       s.crawl.lastError = error;
+      s.crawl.inProgressSince.reset();
     });
     return false;
   }
@@ -129,6 +140,7 @@ bool FabricService::crawlOnce() {
     s.crawl.lastSuccess = SysClock::now();
     s.crawl.lastDuration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
     s.crawl.lastError.clear();
+    s.crawl.inProgressSince.reset();
   });
   {
     std::lock_guard lock(mu_);

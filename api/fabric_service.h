@@ -94,7 +94,8 @@ class FabricService {
 
   mutable std::mutex stateMu_;  // guards state_ (pointer swap only)
   ServiceStatePtr state_;
-  std::mutex publishMu_;  // serializes copy-change-swap between the two threads
+  std::mutex publishMu_;             // serializes copy-change-swap between the two threads
+  std::uint64_t eventsCounted_ = 0;  // guarded by publishMu_
 
   std::mutex mu_;  // guards the flags below
   std::condition_variable cv_;

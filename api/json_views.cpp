@@ -24,7 +24,8 @@ json activityJson(const ActivityStatus& a, std::chrono::system_clock::time_point
             {"last_success", timeJson(a.lastSuccess)},
             {"last_duration_seconds", std::chrono::duration<double>(a.lastDuration).count()},
             {"last_error", a.lastError.empty() ? json(nullptr) : json(a.lastError)},
-            {"next_attempt", timeJson(a.nextAttempt)}};
+            {"next_attempt", timeJson(a.nextAttempt)},
+            {"in_progress_since", timeJson(a.inProgressSince)}};
   j["age_seconds"] =
       a.lastSuccess ? json(std::chrono::duration<double>(now - *a.lastSuccess).count()) : json();
   return j;

@@ -6,6 +6,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
 
@@ -160,12 +161,18 @@ std::string renderMetrics(const ServiceState& s, const telemetry::EventLog& even
         .Add({})
         .Increment(static_cast<double>(s.engine->retries));
   }
-  BuildCounter()
-      .Name("ibfabric_events_total")
-      .Help("Events appended to the event log since the daemon started")
+  auto& eventFamily = BuildCounter()
+                          .Name("ibfabric_events_total")
+                          .Help("Events appended to the event log since the daemon started")
+                          .Register(*registry);
+  for (const auto& [type, count] : s.eventsByType)
+    eventFamily.Add({{"type", type}}).Increment(static_cast<double>(count));
+  BuildGauge()
+      .Name("ibfabric_events_last_id")
+      .Help("Id of the newest event (for /api/v1/events?since=)")
       .Register(*registry)
       .Add({})
-      .Increment(static_cast<double>(events.lastId()));
+      .Set(static_cast<double>(events.lastId()));
 
   // Fabric size.
   if (s.topology) {
@@ -191,6 +198,23 @@ std::string renderMetrics(const ServiceState& s, const telemetry::EventLog& even
                       .Register(*registry);
     links.Add({{"state", "active"}}).Set(static_cast<double>(active));
     links.Add({{"state", "down"}}).Set(static_cast<double>(t.links().size() - active));
+
+    auto& info = BuildGauge()
+                     .Name("ibfabric_node_info")
+                     .Help("Identity of every node (value 1)")
+                     .Register(*registry);
+    for (const Node& n : t.nodes()) {
+      info.Add({{"guid", toString(n.guid)},
+                {"node", n.description},
+                {"type", n.isSwitch() ? "switch"
+                         : n.isCa()   ? "ca"
+                                      : "router"},
+                {"level", levelName(n.level)},
+                {"lid", std::to_string(n.lid().value())},
+                {"host", n.host ? t.hosts()[*n.host].name : ""},
+                {"rail", n.rail >= 0 ? std::to_string(n.rail) : ""}})
+          .Set(1);
+    }
   }
 
   // Per port, from the last sweep.
@@ -211,9 +235,18 @@ std::string renderMetrics(const ServiceState& s, const telemetry::EventLog& even
                      .Name("ibfabric_port_link_data_rate_bytes_per_second")
                      .Help("Active data rate of the port's link (encoding overhead removed)")
                      .Register(*registry);
+    auto& state = BuildGauge()
+                      .Name("ibfabric_port_state_id")
+                      .Help("PortInfo PortState of the port: 1 Down, 2 Init, 3 Armed, 4 Active")
+                      .Register(*registry);
     for (const auto& sample : s.counters->ports) {
-      if (sample.status != telemetry::PortStatus::kOk) continue;
+      if (sample.status == telemetry::PortStatus::kGone) continue;
       Labels labels = portLabels(t, sample);
+      if (const Node* n = t.findNode(sample.key.node)) {
+        if (const Port* p = n->port(sample.key.port))
+          state.Add(labels).Set(static_cast<double>(p->state));
+      }
+      if (sample.status != telemetry::PortStatus::kOk) continue;
       for (std::size_t i = 0; i < kPortCounters.size(); ++i) {
         const auto& m = kPortCounters[i];
         if (!sample.counters.has(m.counter)) continue;
@@ -234,6 +267,34 @@ std::string renderMetrics(const ServiceState& s, const telemetry::EventLog& even
         }
         if (r->congestion) congestion.Add(labels).Set(*r->congestion);
       }
+    }
+  }
+
+  // Per link, from the last sweep's health evaluation.
+  if (s.health && s.counters && s.counters->topology) {
+    const Topology& t = *s.counters->topology;
+    auto& health = BuildGauge()
+                       .Name("ibfabric_link_health_id")
+                       .Help("Link health: 0 ok, 1 degraded, 2 faulty, 3 down")
+                       .Register(*registry);
+    auto& degraded = BuildGauge()
+                         .Name("ibfabric_link_degraded")
+                         .Help("1 when the link runs below the rate both ends enable")
+                         .Register(*registry);
+    for (const auto& r : *s.health) {
+      const Node* a = t.findNode(r.a.node);
+      const Node* b = t.findNode(r.b.node);
+      Labels labels{{"guid", toString(r.a.node)},
+                    {"port", std::to_string(r.a.port.value())},
+                    {"node", r.aDescription},
+                    {"remote_guid", toString(r.b.node)},
+                    {"remote_port", std::to_string(r.b.port.value())},
+                    {"remote_node", r.bDescription},
+                    {"level", levelName(std::max(a ? a->level : kUnknownLevel,
+                                                 b ? b->level : kUnknownLevel))}};
+      health.Add(labels).Set(static_cast<double>(r.state));
+      const bool below = r.link < t.links().size() && t.links()[r.link].belowEnabled();
+      degraded.Add(labels).Set(below ? 1 : 0);
     }
   }
 

@@ -36,6 +36,8 @@ struct ActivityStatus {
   std::chrono::nanoseconds lastDuration{0};  ///< Of the last successful run.
   std::string lastError;                     ///< Of the last attempt; empty when it succeeded.
   std::optional<std::chrono::system_clock::time_point> nextAttempt;
+  /// Set while an attempt runs (a crawl child that hangs shows here).
+  std::optional<std::chrono::system_clock::time_point> inProgressSince;
 };
 
 struct ServiceState {
@@ -52,6 +54,8 @@ struct ServiceState {
   ActivityStatus sweep;
   std::string sweepSource;
   std::optional<mad::MadEngineStats> engine;
+  /// Events appended since the service started, by type name ("link_down", ...).
+  std::map<std::string, std::uint64_t> eventsByType;
 
   /// First crawl and first sweep done.
   bool ready() const { return topology && counters; }

@@ -208,6 +208,11 @@ TEST_F(ApiRest, DiscoverNeedsTheToken) {
   EXPECT_TRUE(testing::waitFor([&] { return topo_->calls() > before; }, 5s));
   server_->setToken("");
   EXPECT_EQ(post({{"Authorization", "Bearer t0ken"}}), 403);
+  // Bodies are limited.
+  auto big = client_->Post("/api/v1/discover", std::string(200 * 1024, 'x'), "text/plain");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+  EXPECT_NE(big->body.find("\"code\":413"), std::string::npos) << big->body;
 }
 
 TEST_F(ApiRest, MetricsAndOpenApi) {
