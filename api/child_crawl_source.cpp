@@ -63,6 +63,9 @@ TopologyPtr ChildCrawlSource::discover() {
   posix_spawn_file_actions_adddup2(&actions, out.fd[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err.fd[1], STDERR_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  // Nothing else of the daemon's (the listening socket, the sweep's umad port) leaks into the
+  // child.
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
   // The daemon blocks its termination signals in every thread (they are taken with sigwait);
   // the child must get the default mask and dispositions back.
   posix_spawnattr_t attr;
