@@ -11,11 +11,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
@@ -186,6 +191,39 @@ TEST(DaemonSim, ServesTheFabricReportsUnlinksAndStopsOnSigterm) {
     auto file = writeScratchFile("daemon.metrics", metrics->body);
     auto check = runProcess({"sh", "-c", "promtool check metrics < " + file.string()}, 60s);
     EXPECT_EQ(check.exitCode, 0) << check.describe();
+  }
+
+  // Concurrent readers during sweeps: no errors; requests/s and p99 recorded.
+  {
+    constexpr int kClients = 8;
+    const auto until = Clock::now() + 3s;
+    std::vector<std::vector<double>> latencies(kClients);
+    std::atomic<int> errors{0};
+    std::vector<std::thread> clients;
+    for (int i = 0; i < kClients; ++i) {
+      clients.emplace_back([&, i] {
+        httplib::Client lc("127.0.0.1", port);
+        lc.set_read_timeout(10, 0);
+        const char* paths[] = {"/api/v1/links", "/api/v1/health", "/metrics", "/api/v1/topology"};
+        for (int n = 0; Clock::now() < until; ++n) {
+          const auto t = Clock::now();
+          auto res = lc.Get(paths[(n + i) % 4]);
+          if (!res || res->status != 200) ++errors;
+          latencies[i].push_back(std::chrono::duration<double>(Clock::now() - t).count());
+        }
+      });
+    }
+    for (auto& t : clients) t.join();
+    std::vector<double> all;
+    for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+    std::sort(all.begin(), all.end());
+    ASSERT_FALSE(all.empty());
+    EXPECT_EQ(errors.load(), 0);
+    const double p99 = all[all.size() * 99 / 100];
+    RecordProperty("requests_per_second", std::to_string(all.size() / 3.0));
+    RecordProperty("p99_ms", std::to_string(p99 * 1000));
+    std::printf("load: %d clients, %.0f requests/s, p99 %.2f ms\n", kClients, all.size() / 3.0,
+                p99 * 1000);
   }
 
   // Unlink a cable (not the daemon's own HCA) and follow it with a long-poll.
