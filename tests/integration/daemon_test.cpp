@@ -94,6 +94,8 @@ class Daemon {
     return -1;
   }
 
+  int signal(int sig) { return ::kill(pid_, sig); }
+
   /// Sends `sig`, waits at most `timeout` for the exit; returns the wait status (or -1).
   int signalAndWait(int sig, std::chrono::milliseconds timeout) {
     ::kill(pid_, sig);
@@ -138,8 +140,9 @@ json getJson(httplib::Client& c, const std::string& path, int expected) {
 TEST(DaemonSim, ServesTheFabricReportsUnlinksAndStopsOnSigterm) {
   auto net = writeScratchFile("daemon.net", fatTreeText("d", 2, 2, 2));
   SimFabric fabric(net, "daemon");
-  Daemon daemon(fabric, {"--listen", "127.0.0.1:0", "--sweep-interval", "0.5", "--crawl-interval",
-                         "0.5", "--log-level", "debug"});
+  auto config = writeScratchFile("daemon.yaml", "sweep_interval: 0.5\nlog_level: debug\n");
+  Daemon daemon(
+      fabric, {"--config", config.string(), "--listen", "127.0.0.1:0", "--crawl-interval", "0.5"});
   const int port = daemon.waitForPort(60s);
   ASSERT_GT(port, 0) << daemon.log();
   httplib::Client c("127.0.0.1", port);
@@ -192,6 +195,20 @@ TEST(DaemonSim, ServesTheFabricReportsUnlinksAndStopsOnSigterm) {
     auto check = runProcess({"sh", "-c", "promtool check metrics < " + file.string()}, 60s);
     EXPECT_EQ(check.exitCode, 0) << check.describe();
   }
+
+  // Writes: refused without a configured token; SIGHUP loads one.
+  auto discover = [&](const std::string& token) {
+    httplib::Headers h;
+    if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
+    auto res = c.Post("/api/v1/discover", h, "", "application/json");
+    return res ? res->status : -1;
+  };
+  EXPECT_EQ(discover("s3cret"), 403);
+  writeScratchFile("daemon.yaml", "sweep_interval: 0.5\nlog_level: debug\napi_token: s3cret\n");
+  ASSERT_EQ(daemon.signal(SIGHUP), 0);
+  ASSERT_TRUE(waitFor([&] { return discover("s3cret") == 202; }, 10s)) << daemon.log();
+  EXPECT_EQ(discover(""), 401);
+  EXPECT_EQ(discover("wrong"), 403);
 
   // Concurrent readers during sweeps: no errors; requests/s and p99 recorded.
   {
