@@ -110,6 +110,17 @@ std::string RestServer::token() const {
   return options_.token;
 }
 
+std::shared_ptr<const std::string> RestServer::metricsFor(const ServiceStatePtr& state) {
+  std::lock_guard lock(metricsMu_);
+  const std::uint64_t events = service_.events().lastId();
+  if (metricsText_ && metricsState_.lock() == state && metricsEvents_ == events)
+    return metricsText_;
+  metricsText_ = std::make_shared<const std::string>(renderMetrics(*state, service_.events()));
+  metricsState_ = state;
+  metricsEvents_ = events;
+  return metricsText_;
+}
+
 void RestServer::routes() {
   auto& svr = *server_;
   FabricService& service = service_;
@@ -144,9 +155,9 @@ void RestServer::routes() {
   svr.Get("/api/v1/openapi.json", [](const Request&, Response& res) {
     res.set_content(openApiDocument(), "application/json");
   });
-  svr.Get("/metrics", [&service](const Request&, Response& res) {
-    auto s = service.state();
-    res.set_content(renderMetrics(*s, service.events()), "text/plain; version=0.0.4");
+  svr.Get("/metrics", [this, &service](const Request&, Response& res) {
+    auto text = metricsFor(service.state());
+    res.set_content(*text, "text/plain; version=0.0.4");
   });
 
   svr.Get("/api/v1/topology", [&service, now](const Request&, Response& res) {

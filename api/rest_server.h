@@ -47,9 +47,16 @@ class RestServer {
   void routes();
   std::string token() const;
 
+  /// /metrics text of one state, rendered once however many scrapers ask.
+  std::shared_ptr<const std::string> metricsFor(const ServiceStatePtr& state);
+
   FabricService& service_;
   RestOptions options_;
   mutable std::mutex tokenMu_;
+  std::mutex metricsMu_;  // held while rendering: concurrent scrapes of one state wait for it
+  std::weak_ptr<const ServiceState> metricsState_;
+  std::uint64_t metricsEvents_ = 0;
+  std::shared_ptr<const std::string> metricsText_;
   std::unique_ptr<httplib::Server> server_;
 };
 
