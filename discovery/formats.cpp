@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
+#include <tuple>
 
+#include "discovery/link_health.h"
 #include "discovery/net_topology.h"
 
 namespace ibfabric {
@@ -48,6 +51,28 @@ std::string typeName(NodeType t) {
       return "router";
   }
   return "unknown";
+}
+
+/// Links (or unconnected ports) that have at least one finding.
+std::size_t degradedLinks(const std::vector<LinkHealthIssue>& issues) {
+  std::set<std::tuple<bool, std::uint32_t, std::uint32_t>> seen;  // link, or (node, port)
+  for (const auto& i : issues) {
+    if (i.link)
+      seen.insert({true, *i.link, 0});
+    else
+      seen.insert({false, i.port.node, i.port.port.value()});
+  }
+  return seen.size();
+}
+
+json findingJson(const Topology& t, const LinkHealthIssue& i) {
+  return {{"kind", std::string(toString(i.kind))},
+          {"port", portRef(t, i.port)},
+          {"remote", i.remote ? portRef(t, *i.remote) : json(nullptr)},
+          {"link", i.link ? json(*i.link) : json(nullptr)},
+          {"active_rate", rateJson(i.active)},
+          {"enabled_rate", rateJson(i.enabled)},
+          {"text", i.text}};
 }
 
 std::string dotEscape(std::string_view s) {
@@ -147,14 +172,27 @@ std::string formatSummary(const Topology& t) {
   out << "\n";
 
   std::map<std::string, std::size_t> rates;
-  std::size_t degraded = 0;
-  for (const Link& l : t.links()) {
-    ++rates[l.rate ? l.rate->toString() : "down"];
-    if (l.belowEnabled()) ++degraded;
-  }
+  for (const Link& l : t.links()) ++rates[l.rate ? l.rate->toString() : "down"];
+  const auto findings = checkLinkHealth(t);
   out << "Links:";
   for (auto& [r, n] : rates) out << " " << n << " x " << r;
-  out << "; " << degraded << " below their enabled rate\n";
+  out << "; " << degradedLinks(findings) << " degraded\n";
+  if (!findings.empty()) {
+    std::map<LinkHealthKind, std::size_t> perKind;
+    for (const auto& f : findings) ++perKind[f.kind];
+    out << "Degraded links: " << degradedLinks(findings) << " (";
+    bool first = true;
+    for (auto& [kind, n] : perKind) {
+      out << (first ? "" : ", ") << n << " " << toString(kind);
+      first = false;
+    }
+    out << ")\n";
+    for (std::size_t i = 0; i < findings.size() && i < kSummaryFindings; ++i)
+      out << "  " << toString(findings[i].kind) << ": " << findings[i].text << "\n";
+    if (findings.size() > kSummaryFindings)
+      out << "  ... " << findings.size() - kSummaryFindings
+          << " more findings (--format json lists all)\n";
+  }
 
   char buf[160];
   std::snprintf(buf, sizeof buf, "Crawl: %.3f s, %llu MADs, max hops %d; model built in %.3f s\n",
@@ -259,6 +297,12 @@ json toJson(const Topology& t) {
                       {"leaves", indexList(t.groups()[g].leaves)},
                       {"spines", indexList(t.groups()[g].spines)}});
   j["groups"] = std::move(groups);
+
+  const auto issues = checkLinkHealth(t);
+  json findings = json::array();
+  for (const auto& i : issues) findings.push_back(findingJson(t, i));
+  j["findings"] = std::move(findings);
+  j["counts"]["degraded_links"] = degradedLinks(issues);
   return j;
 }
 

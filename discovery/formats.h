@@ -1,6 +1,8 @@
 // Text renderings of a Topology snapshot, as `ibfabric discover --format ...` prints them:
-//   summary        a few lines for a person (counts per level, hosts, rails, groups, crawl cost);
-//   json           the whole model, schema in docs/discovery-json.md ("ibfabric.topology/1");
+//   summary        a few lines for a person (counts per level, hosts, rails, groups, degraded
+//                  links from checkLinkHealth(), crawl cost);
+//   json           the whole model, schema in docs/discovery-json.md ("ibfabric.topology/1"),
+//                  with checkLinkHealth()'s findings;
 //   ibnetdiscover  that tool's text, which ibsim loads back;
 //   dot            Graphviz, one rank per fat-tree level.
 // Pure functions; thread-safe.
@@ -8,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +26,9 @@ std::optional<TopologyFormat> parseTopologyFormat(std::string_view text);
 std::string levelName(int level);
 
 inline constexpr std::string_view kTopologyJsonSchema = "ibfabric.topology/1";
+
+/// How many of checkLinkHealth()'s findings the summary lists (the rest are counted).
+inline constexpr std::size_t kSummaryFindings = 5;
 
 std::string formatSummary(const Topology& topology);
 nlohmann::json toJson(const Topology& topology);

@@ -105,6 +105,18 @@ void appendTopologyEvents(EventLog& log, const TopologyDelta& delta) {
       });
 }
 
+TopologyDelta followTopology(CounterSweeper& sweeper, EventLog& log, TopologyPtr next) {
+  TopologyPtr before = sweeper.topology();
+  if (!before) {
+    sweeper.setTopology(next);
+    return TopologyDelta(next, next);
+  }
+  TopologyDelta delta(std::move(before), next);
+  appendTopologyEvents(log, delta);
+  sweeper.setTopology(std::move(next));
+  return delta;
+}
+
 void HealthEventTracker::observeSweep(const CounterSnapshot& snapshot,
                                       const std::vector<PortRates>& rates, EventLog& log) {
   for (const PortSample& s : snapshot.ports) {

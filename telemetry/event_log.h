@@ -100,6 +100,12 @@ class EventLog {
 /// Active) events from a delta.
 void appendTopologyEvents(EventLog& log, const TopologyDelta& delta);
 
+/// Moves a sweeper to a newer topology snapshot (a re-crawl): appends the link down / link up
+/// events of TopologyDelta(sweeper.topology(), next) to `log`, then hands `next` to the sweeper,
+/// so its next sweep lists each port that lost its link once as gone and polls it no more. A
+/// sweeper without a topology just takes `next` (no events). Returns the delta.
+TopologyDelta followTopology(CounterSweeper& sweeper, EventLog& log, TopologyPtr next);
+
 /// Turns per-sweep observations into events on transitions only (a congested port yields one
 /// congestion_high, then one congestion_cleared when it drops below the clear threshold).
 class HealthEventTracker {

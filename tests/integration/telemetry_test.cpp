@@ -1,7 +1,9 @@
 // Counter sweeps on a real ibsim fabric through `ibfabric counters ... --format json` (run with
 // `ibfabric sim run`): values set with ibsim's PerformanceSet between two invocations (the
 // second reads the first one's --save file as its baseline) show up exactly on that port and no
-// other; saturation, resets, perfquery agreement and MAD drops.
+// other; saturation, resets, perfquery agreement and MAD drops. A link Unlinked between a --save
+// and a --baseline run (or, with --recrawl, during one run) is a link_down event and both its
+// ports are reported gone and not polled; ReLink gives link_up.
 //
 // One fabric per suite (2 spines, 2 leaves, 2 hosts per leaf: 16 linked ports).
 #include <gtest/gtest.h>
@@ -203,6 +205,106 @@ TEST_F(TelemetrySim, SweepCompletesWhileIbsimDropsMads) {
   json k = json::parse(clean.out);
   EXPECT_EQ(k["sweeps"][0]["retries"], 0);
   EXPECT_EQ(k["sweeps"][0]["ports_ok"], 16);
+}
+
+// The uplink cleaf1[4] <-> cspine2[1]: a link_down event naming both ends (GUID, description,
+// port), both ports gone (listed once, not polled, no rate); ReLink: link_up, all 16 ports again.
+TEST_F(TelemetrySim, UnlinkedPortIsLinkDownAndNoLongerPolled) {
+  const std::string before = (scratchDir() / "unlink-before.json").string();
+  const std::string during = (scratchDir() / "unlink-during.json").string();
+  json first = counters({"--save", before});
+  ASSERT_EQ(first["sweeps"][0]["ports_ok"], 16);
+  const json* leafPort = port(first["sweeps"][0]["ports"], "cleaf1", 4);
+  const json* spinePort = port(first["sweeps"][0]["ports"], "cspine2", 1);
+  ASSERT_NE(leafPort, nullptr);
+  ASSERT_NE(spinePort, nullptr);
+  const std::string leafGuid = (*leafPort)["node_guid"];
+  const std::string spineGuid = (*spinePort)["node_guid"];
+  set(R"(Unlink "cleaf1"[4])");
+
+  auto isLinkEvent = [&](const json& e, const std::string& type) {
+    return e["type"] == type && e["node_guid"] == leafGuid && e["node"] == "cleaf1" &&
+           e["port"] == 4 && e.contains("remote") && e["remote"]["node_guid"] == spineGuid &&
+           e["remote"]["node"] == "cspine2" && e["remote"]["port"] == 1;
+  };
+  json second = counters({"--baseline", before, "--save", during});
+  int downs = 0;
+  for (const auto& e : second["events"]) downs += isLinkEvent(e, "link_down");
+  EXPECT_EQ(downs, 1) << second["events"].dump(1);
+  const json& sweep = second["sweeps"][0];
+  EXPECT_EQ(sweep["ports_polled"], 14);
+  for (auto [node, num] : {std::pair{"cleaf1", 4}, std::pair{"cspine2", 1}}) {
+    const json* p = port(sweep["ports"], node, num);
+    ASSERT_NE(p, nullptr) << node;
+    EXPECT_EQ((*p)["status"], "gone") << p->dump();
+    EXPECT_EQ(port(second["rates"][0]["ports"], node, num), nullptr) << node;
+    bool goneEvent = false;
+    for (const auto& e : second["events"])
+      goneEvent |= e["type"] == "port_gone" && e["node"] == node && e["port"] == num;
+    EXPECT_TRUE(goneEvent) << node << "\n" << second["events"].dump(1);
+  }
+  // The table prints the event with both ends.
+  auto table = fabric_->run({IBFABRIC_CLI_PATH, "counters", "--baseline", before}, 120s);
+  ASSERT_EQ(table.exitCode, 0) << table.describe();
+  EXPECT_TRUE(std::regex_search(table.out,
+                                std::regex("event \\d+ link_down \"cleaf1\"\\[4\\] \\(" + leafGuid +
+                                           "\\) <-> \"cspine2\"\\[1\\] \\(" + spineGuid + "\\)")))
+      << table.out;
+
+  // Swept on the topology without the link: the next run does not see the ports at all.
+  json third = counters({"--baseline", during});
+  EXPECT_EQ(port(third["sweeps"][0]["ports"], "cleaf1", 4), nullptr);
+  EXPECT_EQ(third["sweeps"][0]["ports_polled"], 14);
+
+  set(R"(ReLink "cleaf1"[4])");
+  json fourth = counters({"--baseline", during});
+  int ups = 0;
+  for (const auto& e : fourth["events"]) ups += isLinkEvent(e, "link_up");
+  EXPECT_EQ(ups, 1) << fourth["events"].dump(1);
+  EXPECT_EQ(fourth["sweeps"][0]["ports_polled"], 16);
+  // The subnet manager brings the relinked ports to Active: every port answers again.
+  EXPECT_TRUE(waitFor(
+      [&] {
+        auto r = fabric_->run({IBFABRIC_CLI_PATH, "counters", "--format", "json"}, 60s);
+        json j = json::parse(r.out, nullptr, false);
+        return !j.is_discarded() && j["sweeps"][0]["ports_ok"] == 16;
+      },
+      60s, 500ms));
+}
+
+// --recrawl: a link that goes down between two sweeps of one run shows up the same way. The
+// Unlink is sent once the first sweep has been printed (bounded wait on the output), well before
+// the second sweep's re-crawl.
+TEST_F(TelemetrySim, RecrawlSeesALinkGoDownMidRun) {
+  const std::string out = (scratchDir() / "recrawl.out").string();
+  const std::string script =
+      std::string(IBFABRIC_CLI_PATH) +
+      " counters --format table --count 2 --interval 5 --recrawl > " + out +
+      " 2>&1 & pid=$!; i=0; while ! grep -q '^sweep 1:' " + out +
+      "; do i=$((i+1)); [ $i -gt 300 ] && { kill $pid; exit 3; }; sleep 0.1; done; " +
+      IBFABRIC_CLI_PATH + " sim cmd --name " + fabric_->name() +
+      " 'Unlink \"cleaf2\"[3]' || exit 4; wait $pid; st=$?; cat " + out + "; exit $st";
+  auto r = fabric_->run({"sh", "-c", script}, 120s);
+  set(R"(ReLink "cleaf2"[3])");
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("event \\d+ link_down \"cleaf2\"\\[3\\] \\(0x[0-9a-f]+\\) <-> "
+                        "\"cspine1\"\\[2\\]")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("event \\d+ port_gone \"cleaf2\"\\[3\\]")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("event \\d+ port_gone \"cspine1\"\\[2\\]")))
+      << r.out;
+  // Not in the interval's rates.
+  const auto rates = r.out.substr(r.out.find("interval ending at sweep 2"));
+  EXPECT_FALSE(std::regex_search(rates, std::regex("\ncleaf2 +3 "))) << rates;
+  EXPECT_TRUE(waitFor(
+      [&] {
+        auto c = fabric_->run({IBFABRIC_CLI_PATH, "counters", "--format", "json"}, 60s);
+        json j = json::parse(c.out, nullptr, false);
+        return !j.is_discarded() && j["sweeps"][0]["ports_ok"] == 16;
+      },
+      60s, 500ms));
 }
 
 }  // namespace

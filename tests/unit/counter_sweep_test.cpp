@@ -9,6 +9,8 @@
 #include <mutex>
 #include <set>
 
+#include "discovery/net_topology.h"
+#include "telemetry/event_log.h"
 #include "telemetry/fake_clock.h"
 #include "telemetry/fake_mad_transport.h"
 
@@ -279,6 +281,83 @@ TEST(CounterSweep, PortThatDisappearsIsReportedGoneOnce) {
   EXPECT_EQ(third->ports.size(), 4u);
   EXPECT_EQ(third->find({kCaC, PortNum{1}}), nullptr);
   EXPECT_EQ(h.pma.count(kPce, 7), askedC);  // not polled any more
+}
+
+// A re-crawl without a link: followTopology() logs link_down with both ends, the next sweep lists
+// both ends gone once and neither is polled again; the link coming back is a link_up.
+TEST(CounterSweep, FollowTopologyLogsLinkDownAndStopsPollingBothEnds) {
+  Harness h;
+  EventLog log;
+  followTopology(*h.sweeper, log, fabric(true));  // the first topology: no events
+  EXPECT_EQ(log.size(), 0u);
+  h.sweeper->sweep();
+
+  // CA C keeps its node but loses the cable: the builder is given the port without connect().
+  TopologyBuilder b;
+  b.addNode({NodeType::kSwitch, kSwitch, kSwitch, "sw", 0, 0, 0, 4});
+  for (auto [g, d] : {std::pair{kCaA, "hostA mlx5_0"}, std::pair{kCaB, "hostB mlx5_0"},
+                      std::pair{kCaC, "hostC mlx5_0"}})
+    b.addNode({NodeType::kCa, g, g, d, 0, 0, 0, 1});
+  auto add = [&](Guid g, int num, int lid, bool up) {
+    Port p;
+    p.num = PortNum(static_cast<std::uint8_t>(num));
+    p.lid = Lid(static_cast<std::uint16_t>(lid));
+    p.state = up ? PortState::kActive : PortState::kDown;
+    p.physState = up ? PhysPortState::kLinkUp : PhysPortState::kPolling;
+    if (up && num != 0) p.activeRate = k4xHdr;
+    b.addPort(g, p);
+  };
+  for (int p = 0; p <= 4; ++p) add(kSwitch, p, 1, p != 3);
+  add(kCaA, 1, 5, true);
+  add(kCaB, 1, 6, true);
+  add(kCaC, 1, 7, false);
+  b.connect(kSwitch, PortNum{1}, kCaA, PortNum{1});
+  b.connect(kSwitch, PortNum{2}, kCaB, PortNum{1});
+  TopologyDelta delta = followTopology(*h.sweeper, log, b.build());
+  EXPECT_EQ(delta.linksRemoved().size(), 1u);
+
+  auto events = log.query();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, EventType::kLinkDown);
+  EXPECT_EQ(events[0].end, (EventEnd{kCaC, "hostC mlx5_0", PortNum{1}}));
+  ASSERT_TRUE(events[0].remote);
+  EXPECT_EQ(*events[0].remote, (EventEnd{kSwitch, "sw", PortNum{3}}));
+
+  const std::size_t askedC = h.pma.count(kPce, 7);
+  const std::size_t askedSwitch = h.pma.count(kPce, 1);
+  auto gone = h.sweeper->sweep();
+  EXPECT_EQ(gone->find({kCaC, PortNum{1}})->status, PortStatus::kGone);
+  EXPECT_EQ(gone->find({kSwitch, PortNum{3}})->status, PortStatus::kGone);
+  EXPECT_EQ(gone->stats.ports, 4u);
+  auto after = h.sweeper->sweep();
+  EXPECT_EQ(after->find({kCaC, PortNum{1}}), nullptr);
+  EXPECT_EQ(after->find({kSwitch, PortNum{3}}), nullptr);
+  EXPECT_EQ(h.pma.count(kPce, 7), askedC);                // CA C: not polled
+  EXPECT_EQ(h.pma.count(kPce, 1), askedSwitch + 2 * 2u);  // switch: ports 1 and 2 only
+
+  followTopology(*h.sweeper, log, fabric(true));
+  EventQuery since;
+  since.sinceId = events.back().id;
+  events = log.query(since);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, EventType::kLinkUp);
+  EXPECT_EQ(events[0].end.node, kCaC);
+  auto back = h.sweeper->sweep();
+  EXPECT_EQ(back->find({kCaC, PortNum{1}})->status, PortStatus::kOk);
+}
+
+// The topology a counters baseline carries (ibnetdiscover text) reads back with the same links:
+// a delta against the snapshot it was written from is empty.
+TEST(CounterSweep, SavedTopologyTextRoundTripsWithoutChanges) {
+  auto topo = fabric(true);
+  auto text = formatNetFile(netFabricFromTopology(*topo));
+  auto back = topologyFromNetFabric(parseNetText(text, "saved"), "saved");
+  TopologyDelta delta(topo, back);
+  EXPECT_TRUE(delta.linksRemoved().empty()) << text;
+  EXPECT_TRUE(delta.linksAdded().empty()) << text;
+  EventLog log;
+  appendTopologyEvents(log, delta);
+  EXPECT_EQ(log.size(), 0u);
 }
 
 TEST(CounterSweep, PortFilter) {

@@ -2,8 +2,12 @@
 // the selected ones) with the MAD engine. One sweep prints raw counters; two or more print
 // rates, utilization, congestion and link health for every interval, plus the events seen.
 //
-// `--save FILE` writes the last sweep's raw samples; `--baseline FILE` reads such a file as the
-// sweep before the first one, so two invocations give rates (the steady clock is system-wide).
+// `--save FILE` writes the last sweep's raw samples together with the topology it swept (as
+// ibnetdiscover text); `--baseline FILE` reads such a file as the sweep before the first one, so
+// two invocations give rates (the steady clock is system-wide), and compares the saved topology
+// with the fresh crawl: links that went down or came up in between become link_down / link_up
+// events, and ports that lost their link are reported gone once and not polled.
+// `--recrawl` crawls again before every sweep after the first, with the same effect mid-run.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -16,6 +20,8 @@
 #include <thread>
 
 #include "discovery/crawler.h"
+#include "discovery/formats.h"
+#include "discovery/net_topology.h"
 #include "telemetry/clock.h"
 #include "telemetry/counter_history.h"
 #include "telemetry/counter_sweep.h"
@@ -47,6 +53,7 @@ struct CountersArgs {
   int retries = 3;
   double xmitWaitTickNs = static_cast<double>(kDefaultXmitWaitTick.count());
   bool clearSaturated = false;
+  bool recrawl = false;
   CrawlOptions crawl;
 };
 
@@ -341,6 +348,7 @@ void runCounters(const CountersArgs& args) {
   const bool asJson = args.format == "json";
 
   CounterSnapshotPtr previous;
+  TopologyPtr savedTopology;  // what the baseline was swept on, when the file has it
   if (!args.baseline.empty()) {
     std::ifstream in(args.baseline);
     if (!in) throw CliError("cannot read " + args.baseline);
@@ -352,19 +360,41 @@ void runCounters(const CountersArgs& args) {
               [](const PortSample& x, const PortSample& y) { return x.key < y.key; });
     history.add(*snap);
     previous = snap;
+    // Files from before the topology was saved carry counters only: rates, no link events.
+    if (b.contains("topology_ibnetdiscover")) {
+      try {
+        savedTopology = topologyFromNetFabric(
+            parseNetText(b["topology_ibnetdiscover"].get<std::string>(), args.baseline),
+            "baseline " + args.baseline);
+      } catch (const std::exception& e) {
+        throw CliError("bad topology in baseline " + args.baseline + ": " + e.what());
+      }
+    }
   }
 
   std::vector<LinkHealthReport> health;
   {
     mad::MadEngine engine(transport, clock, eo);
     CounterSweeper sweeper(engine, clock, so);
-    sweeper.setTopology(topo);
+    // With a saved topology, the sweeper starts from it, so the live crawl's differences are
+    // events and the ports that lost their link are reported gone.
+    if (savedTopology) sweeper.setTopology(savedTopology);
+    followTopology(sweeper, events, topo);
     auto next = std::chrono::steady_clock::now();
     for (int i = 0; i < args.count; ++i) {
       if (i > 0) {
         next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
             std::chrono::duration<double>(args.interval));
         std::this_thread::sleep_until(next);
+        if (args.recrawl) {
+          try {
+            followTopology(sweeper, events, source->discover());
+          } catch (const CrawlError& e) {
+            std::fprintf(stderr,
+                         "ibfabric: warning: re-crawl failed, sweeping the previous topology: %s\n",
+                         e.what());
+          }
+        }
       }
       auto snap = sweeper.sweep();
       history.add(*snap);
@@ -389,7 +419,7 @@ void runCounters(const CountersArgs& args) {
           windows[s.key] = summarize(history.samples(s.key), ht.errorWindow, ht.flapWindow, ro);
         }
         health = evaluateLinkHealth(
-            *topo,
+            *sweeper.topology(),
             [&](PortKey k) -> const PortWindow* {
               auto it = windows.find(k);
               return it == windows.end() ? nullptr : &it->second;
@@ -412,8 +442,11 @@ void runCounters(const CountersArgs& args) {
   transport.close();
 
   if (!args.save.empty() && previous) {
+    json saved = snapshotJson(*previous);
+    saved["topology_ibnetdiscover"] =
+        formatIbnetdiscover(previous->topology ? *previous->topology : *topo);
     std::ofstream o(args.save, std::ios::trunc);
-    o << snapshotJson(*previous).dump() << '\n';
+    o << saved.dump() << '\n';
     if (!o) throw CliError("cannot write " + args.save);
   }
   if (asJson) {
@@ -435,9 +468,14 @@ void runCounters(const CountersArgs& args) {
     }
   }
   for (const auto& e : events.query()) {
-    std::printf("event %" PRIu64 " %s \"%s\"[%u]: %s\n", e.id,
+    std::string remote;
+    if (e.remote) {
+      remote = " <-> \"" + e.remote->description + "\"[" + std::to_string(e.remote->port.value()) +
+               "] (" + hex(e.remote->node) + ")";
+    }
+    std::printf("event %" PRIu64 " %s \"%s\"[%u] (%s)%s: %s\n", e.id,
                 std::string(toString(e.type)).c_str(), e.end.description.c_str(),
-                e.end.port.value(), e.message.c_str());
+                e.end.port.value(), hex(e.end.node).c_str(), remote.c_str(), e.message.c_str());
   }
 }
 
@@ -462,10 +500,15 @@ void addCountersCommand(CLI::App& app) {
   cmd->add_option("--window", args->window, "seconds of history for error-rate health checks")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--save", args->save, "write the last sweep's raw samples to FILE (JSON)");
+  cmd->add_option("--save", args->save,
+                  "write the last sweep's raw samples and its topology to FILE (JSON)");
   cmd->add_option("--baseline", args->baseline,
-                  "a file written by --save: rates from it to the first sweep")
+                  "a file written by --save: rates from it to the first sweep, link down/up "
+                  "events from its topology to the crawl")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--recrawl", args->recrawl,
+                "crawl again before every sweep after the first: links that go down or come up "
+                "mid-run become events, ports that lose their link stop being polled");
   cmd->add_option("--mad-window", args->madWindow, "MADs in flight")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
