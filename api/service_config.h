@@ -8,8 +8,9 @@
 //   ca_port: 0                      # 0 = the first active port
 //   log_level: info                 # trace|debug|info|warn|error|critical|off
 //   api_token: ""                   # bearer token for POST endpoints; empty = writes disabled
+//   node_name_map: ""               # <guid> "<name>" file for friendlier node names
 //   crawl_timeout: 120              # seconds before a crawl child is killed
-//   mad: {window: 8, timeout_ms: 200, retries: 3}
+//   mad: {window: 64, timeout_ms: 200, retries: 3}
 //   history_depth: 64               # samples kept per port
 //   event_capacity: 10000
 //
@@ -46,8 +47,10 @@ struct ServiceConfig {
   std::string ca;
   int caPort = 0;
   std::string logLevel = "info";
+  /// ibnetdiscover-style node-name map applied to crawled descriptions; empty = none.
+  std::string nodeNameMap;
   std::string apiToken;
-  int madWindow = 8;
+  int madWindow = 64;  // MadEngineOptions::window default; see docs/BENCHMARKS.md
   int madTimeoutMs = 200;
   int madRetries = 3;
   std::size_t historyDepth = 64;

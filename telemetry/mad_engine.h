@@ -96,7 +96,10 @@ class MadBatch {
 using MadBatchPtr = std::shared_ptr<MadBatch>;
 
 struct MadEngineOptions {
-  int window = 8;           ///< Requests in flight at once, all targets together (>= 1).
+  /// Requests in flight at once, all targets together (>= 1). 64: the plateau of the sweep
+  /// benchmark on 2,048- and 10,240-HCA ibsim fabrics, 8x below the window that wedged
+  /// umad2sim (docs/BENCHMARKS.md, 2026-11-29).
+  int window = 64;
   int perTargetWindow = 4;  ///< In flight to one LID; 0 = only the global window.
   Clock::duration timeout = std::chrono::milliseconds(200);  ///< Per attempt.
   int retries = 3;                                           ///< Re-sends after the first attempt.

@@ -48,7 +48,7 @@ struct CountersArgs {
   double window = 300.0;
   std::string save;
   std::string baseline;
-  int madWindow = 8;
+  int madWindow = 64;  // MadEngineOptions::window default; see docs/BENCHMARKS.md
   int timeoutMs = 200;
   int retries = 3;
   double xmitWaitTickNs = static_cast<double>(kDefaultXmitWaitTick.count());
