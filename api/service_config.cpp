@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -63,6 +64,8 @@ void ServiceConfig::validate() const {
   if (madRetries < 0 || madRetries > 20) throw ConfigError("mad.retries: must be 0..20");
   if (historyDepth < 2) throw ConfigError("history_depth: must be >= 2");
   if (eventCapacity < 1) throw ConfigError("event_capacity: must be >= 1");
+  if (!nodeNameMap.empty() && !std::filesystem::is_regular_file(nodeNameMap))
+    throw ConfigError("node_name_map: no such file: " + nodeNameMap);
 }
 
 ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
@@ -77,7 +80,7 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
   static const std::set<std::string> known = {
       "listen", "crawl_interval", "sweep_interval", "crawl_timeout",
       "ca",     "ca_port",        "log_level",      "api_token",
-      "mad",    "history_depth",  "event_capacity"};
+      "mad",    "history_depth",  "event_capacity", "node_name_map"};
   for (const auto& kv : root) {
     const std::string key = scalar<std::string>(kv.first, "key");
     if (!known.count(key)) throw ConfigError("config: unknown key \"" + key + "\"");
@@ -93,6 +96,7 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
   if (auto n = root["ca_port"]) c.caPort = scalar<int>(n, "ca_port");
   if (auto n = root["log_level"]) c.logLevel = scalar<std::string>(n, "log_level");
   if (auto n = root["api_token"]) c.apiToken = scalar<std::string>(n, "api_token");
+  if (auto n = root["node_name_map"]) c.nodeNameMap = scalar<std::string>(n, "node_name_map");
   if (auto n = root["history_depth"]) c.historyDepth = scalar<std::size_t>(n, "history_depth");
   if (auto n = root["event_capacity"]) c.eventCapacity = scalar<std::size_t>(n, "event_capacity");
   if (auto mad = root["mad"]) {

@@ -22,6 +22,7 @@
 #include "api/rest_server.h"
 #include "api/service_config.h"
 #include "api/version.h"
+#include "discovery/node_name_map.h"
 
 namespace {
 
@@ -36,6 +37,7 @@ struct Flags {
   std::optional<std::string> ca;
   std::optional<int> caPort;
   std::optional<std::string> logLevel;
+  std::optional<std::string> nodeNameMap;
 };
 
 /// Defaults, then the file, then the flags.
@@ -48,6 +50,7 @@ ServiceConfig resolveConfig(const Flags& f) {
   if (f.ca) c.ca = *f.ca;
   if (f.caPort) c.caPort = *f.caPort;
   if (f.logLevel) c.logLevel = *f.logLevel;
+  if (f.nodeNameMap) c.nodeNameMap = *f.nodeNameMap;
   c.validate();
   return c;
 }
@@ -71,6 +74,8 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
   if (!config.ca.empty()) childArgv.insert(childArgv.end(), {"--ca", config.ca});
   if (config.caPort)
     childArgv.insert(childArgv.end(), {"--ca-port", std::to_string(config.caPort)});
+  if (!config.nodeNameMap.empty())
+    childArgv.insert(childArgv.end(), {"--node-name-map", config.nodeNameMap});
   auto crawlSource = std::make_unique<ChildCrawlSource>(childArgv, config.crawlTimeout);
   ChildCrawlSource* crawl = crawlSource.get();
 
@@ -155,6 +160,8 @@ int main(int argc, char** argv) {
   app.add_option("--ca-port", flags.caPort, "port of that device (default: the first active)");
   app.add_option("--log-level", flags.logLevel,
                  "trace|debug|info|warn|error|critical|off (default: info)");
+  app.add_option("--node-name-map", flags.nodeNameMap,
+                 "ibnetdiscover-style map of node GUIDs to names");
   app.add_flag("--check-config", checkConfig, "validate the configuration and exit (0 ok, 1 not)");
   app.add_flag("--crawl-once", crawlOnce,
                "internal: crawl once and print the topology JSON (the daemon's crawl child)")
@@ -172,6 +179,14 @@ int main(int argc, char** argv) {
     CrawlOptions co;
     co.ca = flags.ca.value_or("");
     co.caPort = flags.caPort.value_or(0);
+    if (flags.nodeNameMap) {
+      try {
+        co.nodeNameMap = std::make_shared<const NodeNameMap>(NodeNameMap::load(*flags.nodeNameMap));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 3;
+      }
+    }
     return runCrawlChild(co);
   }
 

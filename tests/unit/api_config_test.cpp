@@ -60,6 +60,7 @@ TEST(ApiConfig, RejectsWhatItDoesNotUnderstand) {
   EXPECT_THROW(loadConfigText("[1, 2]\n"), ConfigError);
   EXPECT_THROW(loadConfigText("listen: [\n"), ConfigError);
   EXPECT_THROW(loadConfigFile("/nonexistent/ibfabricd.yaml"), ConfigError);
+  EXPECT_THROW(loadConfigText("node_name_map: /nonexistent/map\n"), ConfigError);
   try {
     loadConfigText("sweep_intervall: 3\n");
   } catch (const ConfigError& e) {
