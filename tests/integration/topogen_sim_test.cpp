@@ -3,6 +3,9 @@
 // `sim run`, finds exactly the generated nodes and links.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <chrono>
 #include <set>
 #include <string>
@@ -63,6 +66,16 @@ TEST_P(TopogenSim, IbnetdiscoverFindsExactlyTheGeneratedFabric) {
   ASSERT_GT(expected.caCount(), 0u);
 
   SimFabric fabric(file, "gen-" + preset.name);
+
+  // OpenSM's ftree engine took the fabric as a fat tree and routed every switch (it logs an
+  // AB0A error and falls back to minhop when the wiring is not a pure fat tree).
+  std::ifstream logFile(fabric.stateDir() / "opensm.log");
+  ASSERT_TRUE(logFile) << "no OpenSM log in " << fabric.stateDir();
+  const std::string log((std::istreambuf_iterator<char>(logFile)), {});
+  EXPECT_NE(log.find("FatTree rank"), std::string::npos) << log;
+  EXPECT_NE(log.find("ftree tables configured on all switches"), std::string::npos) << log;
+  EXPECT_EQ(log.find("AB0A"), std::string::npos) << log;
+
   const auto r = fabric.run({"ibnetdiscover"}, 180s);
   ASSERT_EQ(r.exitCode, 0) << r.describe();
   const NetFabric seen = parseNetText(r.out, "ibnetdiscover");
