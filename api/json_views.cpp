@@ -31,18 +31,6 @@ json activityJson(const ActivityStatus& a, std::chrono::system_clock::time_point
   return j;
 }
 
-std::string typeName(NodeType t) {
-  switch (t) {
-    case NodeType::kSwitch:
-      return "switch";
-    case NodeType::kCa:
-      return "ca";
-    case NodeType::kRouter:
-      return "router";
-  }
-  return "unknown";
-}
-
 json endJson(const Topology& t, PortRef r) {
   const Node& n = t.node(r.node);
   return {{"guid", toString(n.guid)}, {"node", n.description}, {"port", r.port.value()}};
@@ -161,10 +149,13 @@ json topologySummaryJson(const ServiceState& s, std::chrono::system_clock::time_
 }
 
 json nodeBriefJson(const Topology& t, const Node& n) {
-  json j = {
-      {"guid", toString(n.guid)}, {"type", typeName(n.type)}, {"description", n.description},
-      {"lid", n.lid().value()},   {"level", n.level},         {"level_name", levelName(n.level)},
-      {"num_ports", n.numPorts}};
+  json j = {{"guid", toString(n.guid)},
+            {"type", nodeTypeName(n.type)},
+            {"description", n.description},
+            {"lid", n.lid().value()},
+            {"level", n.level},
+            {"level_name", levelName(n.level)},
+            {"num_ports", n.numPorts}};
   if (n.host) j["host"] = t.hosts()[*n.host].name;
   if (n.rail >= 0) j["rail"] = n.rail;
   return j;

@@ -41,18 +41,6 @@ json portRef(const Topology& t, PortRef r) {
   return json{{"node", r.node}, {"guid", toString(t.node(r.node).guid)}, {"port", r.port.value()}};
 }
 
-std::string typeName(NodeType t) {
-  switch (t) {
-    case NodeType::kSwitch:
-      return "switch";
-    case NodeType::kCa:
-      return "ca";
-    case NodeType::kRouter:
-      return "router";
-  }
-  return "unknown";
-}
-
 /// Links (or unconnected ports) that have at least one finding.
 std::size_t degradedLinks(const std::vector<LinkHealthIssue>& issues) {
   std::set<std::tuple<bool, std::uint32_t, std::uint32_t>> seen;  // link, or (node, port)
@@ -246,7 +234,7 @@ json toJson(const Topology& t) {
       ports.push_back(std::move(jp));
     }
     json jn = {{"index", n.index},
-               {"type", typeName(n.type)},
+               {"type", nodeTypeName(n.type)},
                {"guid", toString(n.guid)},
                {"sys_image_guid", toString(n.sysImageGuid)},
                {"description", n.description},
@@ -355,6 +343,18 @@ std::string formatTopology(const Topology& t, TopologyFormat format) {
       return formatDot(t);
   }
   return {};
+}
+
+std::string nodeTypeName(NodeType t) {
+  switch (t) {
+    case NodeType::kSwitch:
+      return "switch";
+    case NodeType::kCa:
+      return "ca";
+    case NodeType::kRouter:
+      return "router";
+  }
+  return "unknown";
 }
 
 }  // namespace ibfabric

@@ -22,6 +22,9 @@ namespace ibfabric {
 enum class TopologyFormat { kSummary, kJson, kIbnetdiscover, kDot };
 std::optional<TopologyFormat> parseTopologyFormat(std::string_view text);
 
+/// "switch", "ca", "router": how the JSON model names node types.
+std::string nodeTypeName(NodeType type);
+
 /// "leaf", "spine", "core" for levels 1..3, "ca" for 0, "level-N" above, "unknown".
 std::string levelName(int level);
 

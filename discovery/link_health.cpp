@@ -1,5 +1,7 @@
 #include "discovery/link_health.h"
 
+#include "discovery/formats.h"
+
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -30,21 +32,6 @@ std::string optionalRateLabel(const std::optional<LinkRate>& r) {
 bool upButNotActive(const Port& p) {
   return p.physState == PhysPortState::kLinkUp &&
          (p.state == PortState::kInit || p.state == PortState::kArmed);
-}
-
-std::string levelName(int level) {
-  switch (level) {
-    case kCaLevel:
-      return "CA";
-    case kLeafLevel:
-      return "leaf";
-    case 2:
-      return "spine";
-    case 3:
-      return "core";
-    default:
-      return level < 0 ? "unknown" : "level-" + std::to_string(level);
-  }
 }
 
 using Tier = std::pair<int, int>;  // (lower level, higher level) of a link's ends

@@ -218,7 +218,7 @@ TEST(LinkHealthPeers, SlowerSpeedAmongPeersIsBelowPeers) {
   for (const auto& i : issues)
     if (i.kind == LinkHealthKind::kBelowPeers) {
       ++peers;
-      EXPECT_NE(i.text.find("CA-leaf links run 4x HDR"), std::string::npos) << i.text;
+      EXPECT_NE(i.text.find("ca-leaf links run 4x HDR"), std::string::npos) << i.text;
     }
   EXPECT_EQ(peers, 1u);
 }

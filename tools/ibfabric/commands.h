@@ -11,6 +11,10 @@
 #include <stdexcept>
 #include <string>
 
+namespace ibfabric {
+struct CrawlOptions;
+}  // namespace ibfabric
+
 namespace ibfabric::cli {
 
 class CliError : public std::runtime_error {
@@ -27,6 +31,10 @@ class CliError : public std::runtime_error {
 struct CliExit {
   int status;
 };
+
+/// The SMP crawl options (--ca, --ca-port, --max-smps, --timeout-ms, --retries, --hops,
+/// --mlnx-ext-port-info) shared by every command that crawls (crawl_options.cpp).
+void addCrawlOptions(CLI::App& cmd, CrawlOptions& crawl);
 
 void addTopoCommands(CLI::App& app);         // creates `topo`, adds `topo gen`
 void addTopoCompareCommand(CLI::App& topo);  // topo compare

@@ -107,20 +107,7 @@ void addDiscoverCommand(CLI::App& app) {
   cmd->add_option("--node-name-map", args->nodeNameMap,
                   "file of <guid> \"<name>\" lines applied to node descriptions")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--ca", args->crawl.ca, "umad device to crawl from (default: the first)");
-  cmd->add_option("--ca-port", args->crawl.caPort, "port of that device (default: first active)");
-  cmd->add_option("--max-smps", args->crawl.maxSmps, "SMPs in flight")
-      ->check(CLI::Range(1u, 1024u))
-      ->capture_default_str();
-  cmd->add_option("--timeout-ms", args->crawl.timeoutMs,
-                  "SMP timeout in ms (0: libibnetdisc default, 1000)")
-      ->capture_default_str();
-  cmd->add_option("--retries", args->crawl.retries, "SMP retries (0: libibnetdisc default, 3)")
-      ->capture_default_str();
-  cmd->add_option("--hops", args->crawl.maxHops, "maximum hops to crawl (0: unlimited)")
-      ->capture_default_str();
-  cmd->add_flag("--mlnx-ext-port-info", args->crawl.mellanoxExtPortInfo,
-                "also query Mellanox ExtendedPortInfo (tells FDR10 from QDR)");
+  addCrawlOptions(*cmd, args->crawl);
   cmd->add_option("-o,--output", args->output, "write to FILE instead of stdout");
   cmd->callback([args] { runDiscover(*args); });
 }
