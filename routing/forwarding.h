@@ -1,0 +1,68 @@
+// Forwarding tables: every switch's LinearForwardingTable (destination LID -> egress port) as
+// the subnet manager programmed it, in one immutable snapshot.
+//
+// Sources: the switches themselves (SwitchInfo.LinearFDBTop, then LFT blocks of 64 LIDs through
+// the asynchronous MAD engine: see lft_reader.h), or OpenSM's dump file (opensm-lfts.dump) when
+// the daemon runs beside OpenSM. Published as ForwardingTablesPtr; thread-safe to read.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "discovery/topology.h"
+#include "discovery/types.h"
+
+namespace ibfabric::routing {
+
+/// One switch's LFT. `ports[lid]` is the egress port for destination `lid`; kNoPort = none.
+struct SwitchTable {
+  static constexpr std::uint8_t kNoPort = 0xFF;
+  Guid switchGuid;
+  Lid switchLid;
+  std::uint16_t linearFdbTop = 0;   ///< highest LID with an entry
+  std::vector<std::uint8_t> ports;  ///< size linearFdbTop + 1
+  std::optional<PortNum> egress(Lid dst) const {
+    if (dst.value() >= ports.size() || ports[dst.value()] == kNoPort) return std::nullopt;
+    return PortNum(ports[dst.value()]);
+  }
+};
+
+class ForwardingTables {
+ public:
+  ForwardingTables() = default;
+  /// `byNode[i]` is the table of topology node i (empty optional for CAs and unread switches).
+  ForwardingTables(TopologyPtr topology, std::vector<std::optional<SwitchTable>> byNode,
+                   std::string source)
+      : topology_(std::move(topology)), byNode_(std::move(byNode)), source_(std::move(source)) {}
+
+  /// The topology snapshot the tables were read against (node indices refer to it).
+  const TopologyPtr& topology() const { return topology_; }
+  const SwitchTable* table(NodeIndex sw) const {
+    return sw < byNode_.size() && byNode_[sw] ? &*byNode_[sw] : nullptr;
+  }
+  std::size_t switchesWithTables() const {
+    std::size_t n = 0;
+    for (const auto& t : byNode_) n += t.has_value();
+    return n;
+  }
+  /// "mad", "opensm-dump <path>", "memory"
+  const std::string& source() const { return source_; }
+
+  // Read statistics (set by the reader).
+  std::chrono::nanoseconds readTime{0};
+  std::uint64_t madsUsed = 0;
+  /// Switches whose table could not be read (by description, with the reason).
+  std::vector<std::string> failures;
+
+ private:
+  TopologyPtr topology_;
+  std::vector<std::optional<SwitchTable>> byNode_;
+  std::string source_;
+};
+using ForwardingTablesPtr = std::shared_ptr<const ForwardingTables>;
+
+}  // namespace ibfabric::routing
