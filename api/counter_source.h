@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "api/counter_clear.h"
 #include "discovery/topology.h"
 #include "telemetry/counter_sweep.h"
 #include "telemetry/mad_engine.h"
@@ -34,6 +35,13 @@ class CounterSource {
   /// MAD engine statistics, when there is an engine.
   virtual std::optional<mad::MadEngineStats> engineStats() const { return std::nullopt; }
   virtual std::string describe() const = 0;
+  /// Clears every counter of one port (PortCounters, and PortCountersExtended when the node
+  /// has it), addressed at `lid` (the switch's LID or the CA port's). Blocking, bounded by the
+  /// MAD engine's timeouts; called on the sweep thread between sweeps.
+  virtual ClearCountersResult clearCounters(telemetry::PortKey /*key*/, Lid /*lid*/) {
+    return {ClearCountersResult::Status::kUnsupported, false,
+            "the counter source (" + describe() + ") cannot clear counters"};
+  }
 };
 using CounterSourcePtr = std::unique_ptr<CounterSource>;
 /// Creates a source; throws SweepError when it cannot (the service retries with backoff).
@@ -43,6 +51,7 @@ struct UmadCounterOptions {
   std::string ca;  ///< Empty: the first umad device.
   int caPort = 0;  ///< 0: the first active port.
   mad::MadEngineOptions engine;
+  telemetry::SweepOptions sweep;  ///< e.g. clearSaturated
 };
 
 /// The umad-backed source: UmadTransport + MadEngine + CounterSweeper. Throws SweepError when

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <future>
 #include <limits>
 #include <map>
 
@@ -15,6 +16,11 @@ using Clock = std::chrono::steady_clock;
 using SysClock = std::chrono::system_clock;
 
 }  // namespace
+
+struct FabricService::ClearJob {
+  telemetry::PortKey key;
+  std::promise<ClearCountersResult> done;
+};
 
 FabricService::FabricService(TopologySourcePtr topologySource, CounterSourceFactory counterSources,
                              FabricServiceOptions options)
@@ -129,11 +135,17 @@ bool FabricService::crawlOnce() {
     }
     telemetry::appendTopologyEvents(events_, delta);
   }
+  TopologyComparisonPtr comparison;
+  if (options_.expected) {
+    comparison = compareWithExpected(*options_.expected, *topology);
+    appendPresenceEvents(events_, state()->comparison.get(), *comparison);
+  }
   spdlog::debug("crawl: {} switches, {} CAs, {} links in {:.3f} s", topology->switchCount(),
                 topology->caCount(), topology->links().size(),
                 std::chrono::duration<double>(took).count());
   publish([&](ServiceState& s) {
     s.topology = topology;
+    if (comparison) s.comparison = comparison;
     s.crawl.runs++;
     s.crawl.consecutiveFailures = 0;
     s.crawl.lastAttempt = attempt;
@@ -170,6 +182,61 @@ void FabricService::discoveryLoop() {
 }
 
 // ---- sweeps ----
+
+ClearCountersResult FabricService::clearCounters(telemetry::PortKey key,
+                                                 std::chrono::milliseconds timeout) {
+  using Status = ClearCountersResult::Status;
+  if (!state()->counters) return {Status::kNotReady, false, "no counter sweep has completed yet"};
+  auto job = std::make_shared<ClearJob>();
+  job->key = key;
+  auto done = job->done.get_future();
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return {Status::kNotReady, false, "the service is stopping"};
+    clearJobs_.push_back(job);
+  }
+  cv_.notify_all();
+  if (done.wait_for(timeout) != std::future_status::ready) {
+    return {Status::kTimeout, false,
+            "the sweep thread did not answer within " + std::to_string(timeout.count()) + " ms"};
+  }
+  return done.get();
+}
+
+void FabricService::runClear(ClearJob& job, CounterSource* source, const TopologyPtr& swept) {
+  using Status = ClearCountersResult::Status;
+  ClearCountersResult result;
+  const Node* node = swept ? swept->findNode(job.key.node) : nullptr;
+  const Port* port = node ? node->port(job.key.port) : nullptr;
+  if (!source) {
+    result = {Status::kNotReady, false, "no counter source (the last sweeps failed)"};
+  } else if (!port || !port->remote) {
+    result = {Status::kUnknownPort, false,
+              "no linked port " + std::to_string(job.key.port.value()) + " on " +
+                  toString(job.key.node) + " in the swept topology"};
+  } else {
+    const Lid lid = node->isSwitch() ? node->lid() : port->lid;
+    try {
+      result = source->clearCounters(job.key, lid);
+    } catch (const std::exception& e) {
+      result = {Status::kTimeout, false, e.what()};
+    }
+  }
+  if (result.status == Status::kOk) {
+    rebaseline_.insert(job.key);
+    const Node& remote = swept->node(port->remote->node);
+    events_.append(
+        telemetry::EventType::kCountersCleared, {node->guid, node->description, job.key.port},
+        telemetry::EventEnd{remote.guid, remote.description, port->remote->port},
+        result.extended ? "PortCounters and PortCountersExtended cleared" : "PortCounters cleared");
+    publish([](ServiceState&) {});  // counts the event
+    spdlog::info("cleared the counters of {} port {}", node->description, job.key.port.value());
+  } else {
+    spdlog::warn("clearing the counters of {} port {} failed: {}", toString(job.key.node),
+                 job.key.port.value(), result.message);
+  }
+  job.done.set_value(std::move(result));
+}
 
 bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& source,
                               telemetry::CounterSnapshotPtr& previous,
@@ -215,12 +282,25 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
   const auto took = Clock::now() - t0;
   if (!snap) return fail("sweep returned nothing");
   if (snap->stats.ports > 0 && snap->stats.portsOk == 0) {
+    // A transport that answers nothing any more (the simulator or the driver restarted) does
+    // not come back by itself: after a few such sweeps, reopen it.
+    if (state()->sweep.consecutiveFailures + 1 >= options_.recreateSourceAfter) {
+      spdlog::warn("sweep: {} consecutive failures, re-creating the counter source ({})",
+                   state()->sweep.consecutiveFailures + 1, source->describe());
+      source.reset();
+    }
     return fail("no port answered (" + std::to_string(snap->stats.ports) + " polled, " +
                 std::to_string(snap->stats.failedRequests) + " requests failed)");
   }
 
   std::vector<telemetry::PortRates> rateList;
   if (previous) rateList = telemetry::computeRates(*previous, *snap, options_.rates);
+  if (!rebaseline_.empty()) {
+    // Ports cleared since the previous sweep start over: no rate (and no reset) this time.
+    std::erase_if(rateList,
+                  [&](const telemetry::PortRates& r) { return rebaseline_.count(r.key) > 0; });
+    rebaseline_.clear();
+  }
   history_.add(*snap);
   tracker.observeSweep(*snap, rateList, events_);
 
@@ -272,6 +352,14 @@ void FabricService::sweepLoop() {
   telemetry::HealthEventTracker tracker;
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return stopping_ || latestTopology_ != nullptr; });
+  // Clear-counters requests wait in clearJobs_; they are run here, between sweeps.
+  auto runClears = [&] {
+    auto jobs = std::move(clearJobs_);
+    clearJobs_.clear();
+    lock.unlock();
+    for (auto& job : jobs) runClear(*job, source.get(), sweptTopology);
+    lock.lock();
+  };
   while (!stopping_) {
     const auto generation = topologyGeneration_;
     lock.unlock();
@@ -287,8 +375,18 @@ void FabricService::sweepLoop() {
         [&](ServiceState& s) { s.sweep.nextAttempt = SysClock::now() + (next - Clock::now()); });
     lock.lock();
     // A new topology is swept at once: its ports (and those that left) are news.
-    cv_.wait_until(lock, next, [&] { return stopping_ || topologyGeneration_ != generation; });
+    for (;;) {
+      cv_.wait_until(lock, next, [&] {
+        return stopping_ || topologyGeneration_ != generation || !clearJobs_.empty();
+      });
+      if (clearJobs_.empty() || stopping_) break;
+      runClears();
+      if (stopping_ || topologyGeneration_ != generation || Clock::now() >= next) break;
+    }
   }
+  for (auto& job : clearJobs_)
+    job->done.set_value({ClearCountersResult::Status::kNotReady, false, "the service is stopping"});
+  clearJobs_.clear();
   lock.unlock();
   source.reset();
 }

@@ -20,8 +20,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "api/counter_source.h"
@@ -43,6 +45,11 @@ struct FabricServiceOptions {
   std::size_t eventCapacity = 10000;
   telemetry::HealthThresholds thresholds = telemetry::HealthThresholds::defaults();
   telemetry::RateOptions rates;
+  /// After this many consecutive failed sweeps the counter source is dropped and re-created
+  /// (umad port reopened: e.g. after the simulator or the HCA driver restarted).
+  std::uint64_t recreateSourceAfter = 3;
+  /// Compared with every crawl (node_missing / node_returned events); null: none.
+  ExpectedTopologyPtr expected;
 };
 
 class FabricService {
@@ -66,6 +73,12 @@ class FabricService {
   void requestCrawl();
   /// New intervals (e.g. after SIGHUP); take effect at the next wait.
   void setIntervals(std::chrono::milliseconds crawl, std::chrono::milliseconds sweep);
+  /// Clears one port's counters (PortCounters, and PortCountersExtended when supported) through
+  /// the sweep thread's counter source: the request is queued to the sweep thread (which owns
+  /// the umad port) and answered between sweeps; waits at most `timeout` (kTimeout after it).
+  /// On success a counters_cleared event is appended and the port's next rates re-baseline
+  /// (no reset event, no negative spike).
+  ClearCountersResult clearCounters(telemetry::PortKey key, std::chrono::milliseconds timeout);
   /// Called by stop() before joining: e.g. cancels a crawl child.
   void setCancelCrawl(std::function<void()> cancel) { cancelCrawl_ = std::move(cancel); }
 
@@ -81,6 +94,8 @@ class FabricService {
   bool crawlOnce();
   bool sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& source,
                  telemetry::CounterSnapshotPtr& previous, telemetry::HealthEventTracker& tracker);
+  struct ClearJob;
+  void runClear(ClearJob& job, CounterSource* source, const TopologyPtr& swept);
   std::chrono::milliseconds backoff(std::uint64_t failures,
                                     std::chrono::milliseconds interval) const;
 
@@ -103,6 +118,8 @@ class FabricService {
   std::uint64_t topologyGeneration_ = 0;
   TopologyPtr latestTopology_;
   std::atomic<bool> stopping_{false};
+  std::deque<std::shared_ptr<ClearJob>> clearJobs_;  // guarded by mu_; run by the sweep thread
+  std::set<telemetry::PortKey> rebaseline_;          // sweep thread only: cleared since last sweep
 
   std::thread discovery_;
   std::thread sweeper_;

@@ -1,6 +1,7 @@
 #include "api/fake_sources.h"
 
 #include <algorithm>
+#include <thread>
 
 namespace ibfabric::api {
 
@@ -55,21 +56,33 @@ telemetry::CounterSnapshotPtr FakeCounterSource::sweep() {
       s.remote = telemetry::PortKey{remote.guid, port->remote->port};
       s.remoteDescription = remote.description;
       s.at = snap->started;
-      const auto step = static_cast<std::uint64_t>(n);
+      auto step = static_cast<std::uint64_t>(n);
+      if (auto c = clearedAt_.find(s.key); c != clearedAt_.end()) step -= c->second;
       for (Counter c : telemetry::kAllCounters) s.counters.set(c, 0, 64);
       s.counters.set(Counter::kXmitData, step * control_->dataStep, 64);
       s.counters.set(Counter::kRcvData, step * control_->dataStep, 64);
       s.counters.set(Counter::kXmitPkts, step * 10, 64);
       s.counters.set(Counter::kRcvPkts, step * 10, 64);
+      if (control_->answerNothing) s.status = telemetry::PortStatus::kTimeout;
       snap->ports.push_back(std::move(s));
     }
   }
   std::sort(snap->ports.begin(), snap->ports.end(),
             [](const auto& a, const auto& b) { return a.key < b.key; });
   snap->stats.ports = snap->ports.size();
-  snap->stats.portsOk = snap->ports.size();
+  snap->stats.portsOk = control_->answerNothing ? 0 : snap->ports.size();
   snap->finished = mad::SteadyClock().now();
   return snap;
+}
+
+ClearCountersResult FakeCounterSource::clearCounters(telemetry::PortKey key, Lid /*lid*/) {
+  if (int ms = control_->clearDelayMs; ms > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  ++control_->clears;
+  const auto status = control_->clearStatus.load();
+  if (status != ClearCountersResult::Status::kOk) return {status, false, "fake: clear refused"};
+  clearedAt_[key] = static_cast<std::uint64_t>(control_->sweeps.load());
+  return {ClearCountersResult::Status::kOk, false, ""};
 }
 
 }  // namespace ibfabric::api

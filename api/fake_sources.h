@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -42,8 +43,14 @@ class ScriptedTopologySource final : public TopologySource {
 /// Shared between a test and the FakeCounterSources a factory creates.
 struct FakeCounterControl {
   std::atomic<bool> failSweeps{false};
+  /// Sweeps return every port with status kTimeout (a transport that answers nothing).
+  std::atomic<bool> answerNothing{false};
   std::atomic<int> sweeps{0};
   std::uint64_t dataStep = 1000;
+  /// clearCounters(): sleeps this long first (to provoke timeouts), then answers this status.
+  std::atomic<int> clearDelayMs{0};
+  std::atomic<ClearCountersResult::Status> clearStatus{ClearCountersResult::Status::kOk};
+  std::atomic<int> clears{0};
 };
 
 class FakeCounterSource final : public CounterSource {
@@ -53,9 +60,12 @@ class FakeCounterSource final : public CounterSource {
   void setTopology(TopologyPtr topology) override { topology_ = std::move(topology); }
   telemetry::CounterSnapshotPtr sweep() override;
   std::string describe() const override { return "fake"; }
+  /// Counts from zero again for this port (data counters restart at the next sweep's step).
+  ClearCountersResult clearCounters(telemetry::PortKey key, Lid lid) override;
 
  private:
   std::shared_ptr<FakeCounterControl> control_;
+  std::map<telemetry::PortKey, std::uint64_t> clearedAt_;  // sweep number at the clear
   TopologyPtr topology_;
   std::uint64_t sequence_ = 0;
 };

@@ -9,11 +9,15 @@
 #include <chrono>
 #include <string>
 
+#include "api/metrics_text.h"
 #include "api/service_state.h"
 #include "telemetry/event_log.h"
 
 namespace ibfabric::api {
 
 std::string renderMetrics(const ServiceState& state, const telemetry::EventLog& events);
+/// With options (per-port label set, api/metrics_text.h).
+std::string renderMetrics(const ServiceState& state, const telemetry::EventLog& events,
+                          const MetricsOptions& options);
 
 }  // namespace ibfabric::api

@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "api/json_views.h"
-#include "api/metrics.h"
 #include "discovery/formats.h"
 
 namespace ibfabric::api {
@@ -78,12 +77,13 @@ const Node* nodeByGuid(const Topology& t, const std::string& text) {
 RestServer::RestServer(FabricService& service, RestOptions options)
     : service_(service),
       options_(std::move(options)),
-      server_(std::make_unique<httplib::Server>()) {
+      server_(makeHttpServer(options_.tlsCert, options_.tlsKey)) {
   const auto threads = options_.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_payload_max_length(options_.maxBodyBytes);
   server_->set_read_timeout(10, 0);
   server_->set_write_timeout(10, 0);
+  metrics_ = std::make_unique<MetricsCache>(service_, options_.metrics);
   routes();
 }
 
@@ -108,17 +108,6 @@ void RestServer::setToken(std::string token) {
 std::string RestServer::token() const {
   std::lock_guard lock(tokenMu_);
   return options_.token;
-}
-
-std::shared_ptr<const std::string> RestServer::metricsFor(const ServiceStatePtr& state) {
-  std::lock_guard lock(metricsMu_);
-  const std::uint64_t events = service_.events().lastId();
-  if (metricsText_ && metricsState_.lock() == state && metricsEvents_ == events)
-    return metricsText_;
-  metricsText_ = std::make_shared<const std::string>(renderMetrics(*state, service_.events()));
-  metricsState_ = state;
-  metricsEvents_ = events;
-  return metricsText_;
 }
 
 void RestServer::routes() {
@@ -155,9 +144,18 @@ void RestServer::routes() {
   svr.Get("/api/v1/openapi.json", [](const Request&, Response& res) {
     res.set_content(openApiDocument(), "application/json");
   });
-  svr.Get("/metrics", [this, &service](const Request&, Response& res) {
-    auto text = metricsFor(service.state());
-    res.set_content(*text, "text/plain; version=0.0.4");
+  svr.Get("/metrics", [this](const Request& req, Response& res) {
+    // The last rendering, as is (no copy); pre-compressed gzip when the scraper accepts it.
+    auto m = metrics_->latest();
+    const bool gzip = !m->gzip.empty() &&
+                      req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
+    const std::string* body = gzip ? &m->gzip : &m->text;
+    if (gzip) res.set_header("Content-Encoding", "gzip");
+    res.set_content_provider(
+        body->size(), "text/plain; version=0.0.4",
+        [m, body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+          return sink.write(body->data() + offset, std::min<std::size_t>(length, 1 << 20));
+        });
   });
 
   svr.Get("/api/v1/topology", [&service, now](const Request&, Response& res) {
@@ -328,6 +326,13 @@ void RestServer::routes() {
     }
     auto& log = service.events();
     auto events = log.query(q);
+    // Cap the waiters: beyond maxWaiters, answer at once (the client polls again).
+    const bool waiting = wait > 0 && events.empty() && ++waiters_ <= options_.maxWaiters;
+    if (wait > 0 && events.empty() && !waiting) {
+      --waiters_;
+      wait = 0;
+      res.set_header("Retry-After", "1");
+    }
     // Long-poll in short slices so shutdown is never held up by a waiting client.
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -339,6 +344,7 @@ void RestServer::routes() {
         seen = log.lastId();
       }
     }
+    if (waiting) --waiters_;
     json out = json::array();
     for (const auto& e : events) out.push_back(eventJson(e));
     sendJson(res, {{"events", out}, {"last_id", events.empty() ? q.sinceId : events.back().id}});
@@ -353,6 +359,7 @@ void RestServer::routes() {
     service.requestCrawl();
     sendJson(res, {{"status", "accepted"}}, 202);
   });
+  opsRoutes();
 }
 
 }  // namespace ibfabric::api

@@ -9,11 +9,13 @@
 // Thread-safety: bind() then run() on one thread; stop() and setToken() from any other.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "api/fabric_service.h"
+#include "api/metrics_cache.h"
 
 namespace httplib {
 class Server;
@@ -27,10 +29,20 @@ struct RestOptions {
   std::size_t maxBodyBytes = 64 * 1024;
   /// Longest long-poll wait a client may ask for (/events?wait=).
   std::chrono::seconds maxWait{60};
+  /// Long-polls waiting at once; further ones are answered at once (as with wait=0), so
+  /// waiters never take every server thread.
+  std::size_t maxWaiters = 8;
+  /// How long POST .../clear-counters waits for the sweep thread (504 after).
+  std::chrono::milliseconds clearTimeout{10'000};
+  /// PEM certificate and key: serve HTTPS (cpp-httplib's SSLServer). Both or neither.
+  std::string tlsCert;
+  std::string tlsKey;
+  MetricsOptions metrics;
 };
 
 class RestServer {
  public:
+  /// Throws std::runtime_error when the TLS certificate or key cannot be loaded.
   RestServer(FabricService& service, RestOptions options);
   ~RestServer();
   RestServer(const RestServer&) = delete;
@@ -45,20 +57,22 @@ class RestServer {
 
  private:
   void routes();
+  /// Operational endpoints (api/rest_server_ops.cpp): health/live, health/ready,
+  /// ports/{guid}/{port}/clear-counters, topology/compare.
+  void opsRoutes();
   std::string token() const;
-
-  /// /metrics text of one state, rendered once however many scrapers ask.
-  std::shared_ptr<const std::string> metricsFor(const ServiceStatePtr& state);
 
   FabricService& service_;
   RestOptions options_;
   mutable std::mutex tokenMu_;
-  std::mutex metricsMu_;  // held while rendering: concurrent scrapes of one state wait for it
-  std::weak_ptr<const ServiceState> metricsState_;
-  std::uint64_t metricsEvents_ = 0;
-  std::shared_ptr<const std::string> metricsText_;
+  std::unique_ptr<MetricsCache> metrics_;  // /metrics, rendered after each state change
+  std::atomic<std::size_t> waiters_{0};    // long-polls waiting now
   std::unique_ptr<httplib::Server> server_;
 };
+
+/// An HTTP server, or an HTTPS one when `cert` and `key` (PEM files) are given; throws
+/// std::runtime_error when they cannot be loaded (api/rest_server_ops.cpp).
+std::unique_ptr<httplib::Server> makeHttpServer(const std::string& cert, const std::string& key);
 
 /// The OpenAPI document (api/openapi.json, embedded at build time).
 const std::string& openApiDocument();

@@ -21,6 +21,33 @@ T scalar(const YAML::Node& node, const std::string& key) {
   }
 }
 
+/// Keys of a nested mapping must be among `allowed`.
+void checkKeys(const YAML::Node& map, const std::string& name,
+               const std::set<std::string>& allowed) {
+  if (!map.IsMap()) throw ConfigError("config: \"" + name + "\" must be a mapping");
+  for (const auto& kv : map) {
+    const std::string key = scalar<std::string>(kv.first, "key");
+    if (!allowed.count(key)) throw ConfigError("config: unknown key \"" + name + "." + key + "\"");
+  }
+}
+
+void applyOperationalKeys(const YAML::Node& root, ServiceConfig& c) {
+  if (auto n = root["clear_saturated_counters"])
+    c.clearSaturatedCounters = scalar<bool>(n, "clear_saturated_counters");
+  if (auto n = root["expected_topology"])
+    c.expectedTopology = scalar<std::string>(n, "expected_topology");
+  if (auto m = root["metrics"]) {
+    checkKeys(m, "metrics", {"port_labels"});
+    if (auto n = m["port_labels"])
+      c.metricsPortLabels = scalar<std::string>(n, "metrics.port_labels");
+  }
+  if (auto m = root["tls"]) {
+    checkKeys(m, "tls", {"cert", "key"});
+    if (auto n = m["cert"]) c.tlsCert = scalar<std::string>(n, "tls.cert");
+    if (auto n = m["key"]) c.tlsKey = scalar<std::string>(n, "tls.key");
+  }
+}
+
 }  // namespace
 
 ListenAddress parseListenAddress(std::string_view text) {
@@ -66,6 +93,19 @@ void ServiceConfig::validate() const {
   if (eventCapacity < 1) throw ConfigError("event_capacity: must be >= 1");
   if (!nodeNameMap.empty() && !std::filesystem::is_regular_file(nodeNameMap))
     throw ConfigError("node_name_map: no such file: " + nodeNameMap);
+  validateOperational();
+}
+
+void ServiceConfig::validateOperational() const {
+  if (!expectedTopology.empty() && !std::filesystem::is_regular_file(expectedTopology))
+    throw ConfigError("expected_topology: no such file: " + expectedTopology);
+  if (metricsPortLabels != "full" && metricsPortLabels != "minimal")
+    throw ConfigError("metrics.port_labels: must be full or minimal (got \"" + metricsPortLabels +
+                      "\")");
+  if (tlsCert.empty() != tlsKey.empty()) throw ConfigError("tls: both cert and key are needed");
+  for (const auto& f : {tlsCert, tlsKey})
+    if (!f.empty() && !std::filesystem::is_regular_file(f))
+      throw ConfigError("tls: no such file: " + f);
 }
 
 ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
@@ -81,10 +121,15 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
       "listen", "crawl_interval", "sweep_interval", "crawl_timeout",
       "ca",     "ca_port",        "log_level",      "api_token",
       "mad",    "history_depth",  "event_capacity", "node_name_map"};
+  // Operational keys (docs/daemon.md): parsed by applyOperationalKeys below.
+  static const std::set<std::string> operational = {"clear_saturated_counters", "expected_topology",
+                                                    "metrics", "tls"};
   for (const auto& kv : root) {
     const std::string key = scalar<std::string>(kv.first, "key");
-    if (!known.count(key)) throw ConfigError("config: unknown key \"" + key + "\"");
+    if (!known.count(key) && !operational.count(key))
+      throw ConfigError("config: unknown key \"" + key + "\"");
   }
+  applyOperationalKeys(root, c);
   if (auto n = root["listen"]) c.listen = parseListenAddress(scalar<std::string>(n, "listen"));
   if (auto n = root["crawl_interval"])
     c.crawlInterval = secondsToInterval(scalar<double>(n, "crawl_interval"), "crawl_interval");

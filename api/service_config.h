@@ -13,6 +13,10 @@
 //   mad: {window: 64, timeout_ms: 200, retries: 3}
 //   history_depth: 64               # samples kept per port
 //   event_capacity: 10000
+//   clear_saturated_counters: false # clear narrow counters stuck at their maximum
+//   expected_topology: ""           # net file or discovery JSON compared after each crawl
+//   metrics: {port_labels: full}    # full | minimal (per-port series: guid, port, level only)
+//   tls: {cert: "", key: ""}        # PEM files: serve HTTPS
 //
 // Plain value type; loading is a pure function of its input.
 #pragma once
@@ -55,9 +59,15 @@ struct ServiceConfig {
   int madRetries = 3;
   std::size_t historyDepth = 64;
   std::size_t eventCapacity = 10000;
+  bool clearSaturatedCounters = false;
+  std::string expectedTopology;
+  std::string metricsPortLabels = "full";
+  std::string tlsCert;
+  std::string tlsKey;
 
   /// Throws ConfigError on out-of-range values.
   void validate() const;
+  void validateOperational() const;
 };
 
 /// Applies the YAML text over `base` (keys absent keep base's value); throws ConfigError for

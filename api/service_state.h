@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "api/expected_topology.h"
 #include "discovery/topology.h"
 #include "telemetry/counter_sweep.h"
 #include "telemetry/link_health_eval.h"
@@ -45,6 +46,8 @@ struct ServiceState {
 
   TopologyPtr topology;
   ActivityStatus crawl;
+  /// The last crawl compared with the configured expected topology (null: none configured).
+  TopologyComparisonPtr comparison;
 
   telemetry::CounterSnapshotPtr counters;
   /// Rates between the last two successful sweeps, by port.

@@ -4,6 +4,7 @@
 
 #include "api/counter_source.h"
 #include "telemetry/clock.h"
+#include "telemetry/pma_attributes.h"
 #include "telemetry/umad_transport.h"
 
 namespace ibfabric::api {
@@ -17,7 +18,7 @@ class UmadCounterSource final : public CounterSource {
     std::string error;
     if (!transport_.open(error)) throw SweepError("cannot open umad: " + error);
     engine_ = std::make_unique<mad::MadEngine>(transport_, clock_, options.engine);
-    sweeper_ = std::make_unique<telemetry::CounterSweeper>(*engine_, clock_);
+    sweeper_ = std::make_unique<telemetry::CounterSweeper>(*engine_, clock_, options.sweep);
   }
   ~UmadCounterSource() override {
     sweeper_.reset();
@@ -30,6 +31,38 @@ class UmadCounterSource final : public CounterSource {
   std::optional<mad::MadEngineStats> engineStats() const override { return engine_->stats(); }
   std::string describe() const override {
     return "umad " + transport_.caName() + ":" + std::to_string(transport_.portNum());
+  }
+
+  ClearCountersResult clearCounters(telemetry::PortKey key, Lid lid) override {
+    using Status = ClearCountersResult::Status;
+    const std::uint8_t port = key.port.value();
+    std::vector<telemetry::Counter> all(telemetry::kAllCounters.begin(),
+                                        telemetry::kAllCounters.end());
+    std::vector<mad::MadRequest> requests;
+    requests.push_back({mad::pmaAddress(lid), telemetry::buildPortCountersClear(port, all), {}});
+    const auto caps = sweeper_->capabilities().find(key.node);
+    const bool extended = caps != sweeper_->capabilities().end() && caps->second.extendedCounters();
+    if (extended) {
+      requests.push_back(
+          {mad::pmaAddress(lid),
+           buildPortCountersExtendedClear(port, caps->second.extendedErrorCounters()),
+           {}});
+    }
+    const auto results = engine_->run(std::move(requests));
+    const char* names[] = {"PortCounters", "PortCountersExtended"};
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const auto& r = results[i];
+      if (!r.ok()) {
+        return {Status::kTimeout, false,
+                std::string(names[i]) + " SET to LID " + std::to_string(lid.value()) + ": " +
+                    mad::toString(r.outcome)};
+      }
+      if (const auto status = mad::madStatus(r.reply); status != 0) {
+        return {Status::kRejected, false,
+                std::string(names[i]) + " SET refused with MAD status " + std::to_string(status)};
+      }
+    }
+    return {Status::kOk, extended, ""};
   }
 
  private:

@@ -14,3 +14,4 @@ find_package(Threads REQUIRED)
 
 # OpenSM headers have no pkg-config file; they include <iba/...>, <complib/...>, <opensm/...>.
 find_path(OPENSM_INCLUDE_DIR opensm/osm_event_plugin.h PATHS /usr/include/infiniband REQUIRED)
+find_package(ZLIB REQUIRED)

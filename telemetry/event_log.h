@@ -43,9 +43,13 @@ enum class EventType : std::uint8_t {
   kCounterReset,
   kPortUnreachable,
   kPortGone,
+  kCountersCleared,  ///< A client cleared a port's counters (POST .../clear-counters).
+  kNodeMissing,      ///< A node of the expected topology is absent from the crawl.
+  kNodeReturned,     ///< A missing expected node is back.
 };
 /// "link_down", "link_up", "link_degraded", "link_recovered", "flapping", "error_threshold",
-/// "congestion_high", "congestion_cleared", "counter_reset", "port_unreachable", "port_gone".
+/// "congestion_high", "congestion_cleared", "counter_reset", "port_unreachable", "port_gone",
+/// "counters_cleared", "node_missing", "node_returned".
 std::string_view toString(EventType t);
 std::optional<EventType> parseEventType(std::string_view text);
 

@@ -86,25 +86,44 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
   uo.engine.timeout = std::chrono::milliseconds(config.madTimeoutMs);
   uo.engine.retries = config.madRetries;
   uo.engine.batchWatchdog = std::chrono::seconds(30);
+  uo.sweep.clearSaturated = config.clearSaturatedCounters;
 
   FabricServiceOptions so;
   so.crawlInterval = config.crawlInterval;
   so.sweepInterval = config.sweepInterval;
   so.historyDepth = config.historyDepth;
   so.eventCapacity = config.eventCapacity;
+  if (!config.expectedTopology.empty()) {
+    try {
+      so.expected = loadExpectedTopology(config.expectedTopology);
+    } catch (const std::exception& e) {
+      spdlog::critical("{}", e.what());
+      return 1;
+    }
+  }
   FabricService service(
       std::move(crawlSource), [uo] { return makeUmadCounterSource(uo); }, so);
   service.setCancelCrawl([crawl] { crawl->cancel(); });
 
   RestOptions ro;
   ro.token = config.apiToken;
-  RestServer server(service, ro);
+  ro.tlsCert = config.tlsCert;
+  ro.tlsKey = config.tlsKey;
+  std::unique_ptr<RestServer> serverPtr;
+  try {
+    serverPtr = std::make_unique<RestServer>(service, ro);
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
+  RestServer& server = *serverPtr;
   const int port = server.bind(config.listen.host, config.listen.port);
   if (port < 0) {
     spdlog::critical("cannot listen on {}:{}", config.listen.host, config.listen.port);
     return 1;
   }
-  std::printf("ibfabricd listening on http://%s:%d\n", config.listen.host.c_str(), port);
+  std::printf("ibfabricd listening on %s://%s:%d\n", config.tlsCert.empty() ? "http" : "https",
+              config.listen.host.c_str(), port);
   std::fflush(stdout);
   spdlog::info("ibfabricd {} listening on {}:{} (crawl every {} ms, sweep every {} ms)",
                versionString(), config.listen.host, port, config.crawlInterval.count(),

@@ -56,8 +56,8 @@ TEST(ApiMetrics, PortCountersInBytesWithLabels) {
        {"ibfabric_collector_success{collector=\"crawl\"} 1",
         "ibfabric_collector_success{collector=\"sweep\"} 1", "ibfabric_ready 1",
         "ibfabric_crawl_duration_seconds 0.025", "ibfabric_sweep_duration_seconds 0.005",
-        "ibfabric_events_total{type=\"link_down\"} 3", "ibfabric_fabric_switches 2",
-        "ibfabric_fabric_links{state=\"active\"} 2",
+        "ibfabric_events_total{type=\"link_down\"} 3",
+        "ibfabric_fabric_switches{state=\"active\"} 2", "ibfabric_fabric_links{state=\"active\"} 2",
         "# TYPE ibfabric_port_symbol_errors_total counter", "# TYPE ibfabric_port_state_id gauge"})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 }

@@ -1,0 +1,50 @@
+// ibfabricd under test: started through `ibfabric sim run --name N -- ibfabricd ARGS` (so it
+// talks to that simulated fabric), stdout on a pipe (for the "listening on" line), stderr in a
+// scratch file. Killed (SIGKILL) in the destructor if still running.
+//
+//   DaemonProcess daemon(fabric, {"--listen", "127.0.0.1:0", "--sweep-interval", "0.5"});
+//   int port = daemon.waitForPort(60s);
+//
+// Not thread-safe: one thread drives it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/support/sim_fixture.h"
+
+namespace ibfabric::testing {
+
+class DaemonProcess {
+ public:
+  DaemonProcess(const SimFabric& fabric, const std::vector<std::string>& args);
+  ~DaemonProcess();
+  DaemonProcess(const DaemonProcess&) = delete;
+  DaemonProcess& operator=(const DaemonProcess&) = delete;
+
+  /// Reads stdout until "listening on http://HOST:PORT" (or https://); returns the port, or -1
+  /// after `timeout` or when the daemon closed its stdout.
+  int waitForPort(std::chrono::milliseconds timeout);
+  /// "http" or "https", after waitForPort() succeeded.
+  const std::string& scheme() const { return scheme_; }
+
+  int signal(int sig);
+  /// Sends `sig`, waits at most `timeout` for the exit; returns the wait status (or -1).
+  int signalAndWait(int sig, std::chrono::milliseconds timeout);
+  pid_t pid() const { return pid_; }
+  /// The daemon's stderr so far.
+  std::string log() const;
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int out_ = -1;
+  std::string scheme_;
+  std::filesystem::path errPath_;
+};
+
+}  // namespace ibfabric::testing

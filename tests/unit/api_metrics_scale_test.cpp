@@ -1,0 +1,107 @@
+// /metrics served off the request path: a generated superpod with fake counters, the daemon's
+// FabricService + RestServer on loopback. The rendering happens after each state change; a scrape
+// serves it as is (plain or pre-compressed gzip) and must not wait for a render.
+//
+// Benchmark mode: IBFABRIC_METRICS_BENCH_SUS=40 (the 10,240-HCA superpod) prints size, render,
+// gzip and scrape times (docs/BENCHMARKS.md). Default: 1 SU (256 HCAs), a few seconds.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "api/fake_sources.h"
+#include "api/metrics.h"
+#include "api/rest_server.h"
+#include "discovery/net_topology.h"
+#include "discovery/topogen.h"
+#include "tests/support/subprocess.h"
+
+namespace ibfabric::api {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void measure(bool fullLabels) {
+  const char* env = std::getenv("IBFABRIC_METRICS_BENCH_SUS");
+  TopoOptions to;
+  to.sus = env ? std::atoi(env) : 1;
+  auto gen = generateTopology("superpod", to);
+  auto topology = topologyFromNetFabric(gen.fabric, "superpod");
+
+  auto source = std::make_unique<ScriptedTopologySource>();
+  source->push(topology);
+  FabricServiceOptions o;
+  o.crawlInterval = 1h;
+  o.sweepInterval = 1h;  // one sweep... and a second one on request below
+  auto control = std::make_shared<FakeCounterControl>();
+  FabricService service(
+      std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
+  RestOptions ro;
+  ro.metrics.fullPortLabels = fullLabels;
+  RestServer server(service, ro);
+  const int port = server.bind("127.0.0.1", 0);
+  ASSERT_GT(port, 0);
+  std::thread http([&] { server.run(); });
+  service.start();
+  ASSERT_TRUE(testing::waitFor([&] { return service.state()->ready(); }, 600s));
+
+  // Direct render (what the background thread does after each sweep).
+  auto state = service.state();
+  auto t0 = Clock::now();
+  const std::string text = renderMetrics(*state, service.events(), ro.metrics);
+  const double render = since(t0);
+  t0 = Clock::now();
+  const std::string gz = gzipCompress(text);
+  const double gzipTime = since(t0);
+  ASSERT_FALSE(gz.empty());
+  EXPECT_LT(gz.size(), text.size() / 5);
+
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(600, 0);
+  // The first scrape may have to wait for the first rendering; wait until the cache has the
+  // current state (a scrape returns the same text as the direct render).
+  ASSERT_TRUE(testing::waitFor(
+      [&] {
+        auto r = c.Get("/metrics");
+        return r && r->body == text;
+      },
+      600s, 200ms));
+  t0 = Clock::now();
+  auto plain = c.Get("/metrics");
+  const double scrapePlain = since(t0);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 200);
+  EXPECT_EQ(plain->get_header_value("Content-Encoding"), "");
+  c.set_decompress(false);
+  t0 = Clock::now();
+  auto compressed = c.Get("/metrics", {{"Accept-Encoding", "gzip"}});
+  const double scrapeGzip = since(t0);
+  ASSERT_TRUE(compressed);
+  EXPECT_EQ(compressed->get_header_value("Content-Encoding"), "gzip");
+  EXPECT_LT(compressed->body.size(), plain->body.size() / 5);
+  // Serving is a copy of a ready buffer: much faster than rendering it.
+  EXPECT_LT(scrapeGzip, render + 1.0);
+
+  std::printf(
+      "metrics bench: %d SUs, %zu nodes, %zu ports polled, port_labels=%s: text %zu bytes, "
+      "render %.3f s; gzip %zu bytes in %.3f s; scrape plain %.3f s, gzip %.3f s\n",
+      to.sus.value_or(0), topology->nodes().size(), state->counters->ports.size(),
+      fullLabels ? "full" : "minimal", text.size(), render, gz.size(), gzipTime, scrapePlain,
+      scrapeGzip);
+  server.stop();
+  http.join();
+  service.stop();
+}
+
+TEST(ApiMetricsScale, ScrapesServeTheLastRenderingPlainOrGzip) { measure(true); }
+TEST(ApiMetricsScale, MinimalPortLabels) { measure(false); }
+
+}  // namespace
+}  // namespace ibfabric::api
