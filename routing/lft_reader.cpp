@@ -119,8 +119,8 @@ ForwardingTablesPtr LftReader::read(TopologyPtr topology) {
   out->madsUsed = mads;
   out->failures = std::move(failures);
   if (!out->failures.empty()) {
-    spdlog::warn("LFT read: {} switch(es) without a table, first: {}", out->failures.size(),
-                 out->failures.front());
+    spdlog::debug("LFT read: {} switch(es) without a table, first: {}", out->failures.size(),
+                  out->failures.front());
   }
   return out;
 }
