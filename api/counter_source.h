@@ -13,6 +13,7 @@
 
 #include "api/counter_clear.h"
 #include "discovery/topology.h"
+#include "routing/forwarding.h"
 #include "telemetry/counter_sweep.h"
 #include "telemetry/mad_engine.h"
 
@@ -34,6 +35,14 @@ class CounterSource {
   virtual telemetry::CounterSnapshotPtr sweep() = 0;
   /// MAD engine statistics, when there is an engine.
   virtual std::optional<mad::MadEngineStats> engineStats() const { return std::nullopt; }
+  /// The forwarding tables of `topology` (the one last given to setTopology): `previous` when
+  /// still valid, else freshly read (routing/lft_reader.h). nullptr: this source has none.
+  /// `reason` says why tables were (re)read or kept. Throws SweepError when nothing can be asked.
+  virtual routing::ForwardingTablesPtr readForwardingTables(
+      const TopologyPtr& /*topology*/, const routing::ForwardingTablesPtr& /*previous*/,
+      std::string* /*reason*/) {
+    return nullptr;
+  }
   virtual std::string describe() const = 0;
   /// Clears every counter of one port (PortCounters, and PortCountersExtended when the node
   /// has it), addressed at `lid` (the switch's LID or the CA port's). Blocking, bounded by the

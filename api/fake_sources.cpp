@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "routing/synthetic_tables.h"
+
 namespace ibfabric::api {
 
 void ScriptedTopologySource::push(TopologyPtr topology) {
@@ -83,6 +85,19 @@ ClearCountersResult FakeCounterSource::clearCounters(telemetry::PortKey key, Lid
   if (status != ClearCountersResult::Status::kOk) return {status, false, "fake: clear refused"};
   clearedAt_[key] = static_cast<std::uint64_t>(control_->sweeps.load());
   return {ClearCountersResult::Status::kOk, false, ""};
+}
+
+routing::ForwardingTablesPtr FakeCounterSource::readForwardingTables(
+    const TopologyPtr& topology, const routing::ForwardingTablesPtr& previous,
+    std::string* reason) {
+  if (!control_->serveTables || !topology) return nullptr;
+  if (previous && previous->topology() == topology) {
+    if (reason) *reason = "unchanged";
+    return previous;
+  }
+  ++control_->tableReads;
+  if (reason) *reason = previous ? "topology changed" : "first read";
+  return routing::computeShortestPathTables(topology);
 }
 
 }  // namespace ibfabric::api

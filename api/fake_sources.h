@@ -51,6 +51,9 @@ struct FakeCounterControl {
   std::atomic<int> clearDelayMs{0};
   std::atomic<ClearCountersResult::Status> clearStatus{ClearCountersResult::Status::kOk};
   std::atomic<int> clears{0};
+  /// Serve shortest-path forwarding tables of the topology (routing/synthetic_tables.h).
+  std::atomic<bool> serveTables{false};
+  std::atomic<int> tableReads{0};  ///< Tables computed (a new topology, or after a change).
 };
 
 class FakeCounterSource final : public CounterSource {
@@ -62,6 +65,9 @@ class FakeCounterSource final : public CounterSource {
   std::string describe() const override { return "fake"; }
   /// Counts from zero again for this port (data counters restart at the next sweep's step).
   ClearCountersResult clearCounters(telemetry::PortKey key, Lid lid) override;
+  routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& topology,
+                                                    const routing::ForwardingTablesPtr& previous,
+                                                    std::string* reason) override;
 
  private:
   std::shared_ptr<FakeCounterControl> control_;

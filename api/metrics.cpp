@@ -11,6 +11,7 @@
 #include <map>
 
 #include "api/metrics_text.h"
+#include "api/routing_state.h"
 #include "discovery/formats.h"
 #include "telemetry/counter_sweep.h"
 
@@ -47,6 +48,7 @@ std::string renderMetrics(const ServiceState& s, const telemetry::EventLog& even
       .Set(s.crawl.lastSuccess && s.crawl.lastError.empty() ? 1 : 0);
   success.Add({{"collector", "sweep"}})
       .Set(s.sweep.lastSuccess && s.sweep.lastError.empty() ? 1 : 0);
+  addRoutingMetrics(*registry, s, success);  // api/routing_metrics.cpp
   BuildGauge()
       .Name("ibfabric_ready")
       .Help("1 once the first crawl and the first sweep are done")

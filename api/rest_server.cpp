@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/json_views.h"
+#include "api/metrics.h"
+#include "api/routing_endpoints.h"
 #include "discovery/formats.h"
 
 namespace ibfabric::api {
@@ -157,6 +159,8 @@ void RestServer::routes() {
           return sink.write(body->data() + offset, std::min<std::size_t>(length, 1 << 20));
         });
   });
+
+  registerRoutingEndpoints(svr, service);
 
   svr.Get("/api/v1/topology", [&service, now](const Request&, Response& res) {
     if (auto s = requireTopology(service, res)) sendJson(res, topologySummaryJson(*s, now()));

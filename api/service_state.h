@@ -20,6 +20,7 @@
 
 #include "api/expected_topology.h"
 #include "discovery/topology.h"
+#include "routing/forwarding.h"
 #include "telemetry/counter_sweep.h"
 #include "telemetry/link_health_eval.h"
 #include "telemetry/mad_engine.h"
@@ -41,6 +42,8 @@ struct ActivityStatus {
   std::optional<std::chrono::system_clock::time_point> inProgressSince;
 };
 
+struct RoutingAnalysis;  // api/routing_state.h
+
 struct ServiceState {
   std::chrono::system_clock::time_point started{};
 
@@ -57,6 +60,11 @@ struct ServiceState {
   ActivityStatus sweep;
   std::string sweepSource;
   std::optional<mad::MadEngineStats> engine;
+  /// Forwarding tables as last read (with the sweeps; null until then or when the source has
+  /// none), their validation and balance (api/routing_state.h), and how reading them goes.
+  routing::ForwardingTablesPtr forwarding;
+  std::shared_ptr<const RoutingAnalysis> routeAnalysis;
+  ActivityStatus routes;
   /// Events appended since the service started, by type name ("link_down", ...).
   std::map<std::string, std::uint64_t> eventsByType;
 

@@ -63,6 +63,7 @@ void addUp(CLI::App& simApp) {
     std::string file, name, routing = "ftree";
     int timeout = 180;
     bool noSm = false;
+    std::vector<std::string> smOptions;
   };
   auto o = std::make_shared<Opts>();
   auto* up = simApp.add_subcommand("up",
@@ -76,6 +77,9 @@ void addUp(CLI::App& simApp) {
       ->check(CLI::PositiveNumber);
   up->add_flag("--no-sm", o->noSm, "Start ibsim only (no OpenSM; ports stay Init without LIDs)");
   up->add_option("--routing", o->routing, "OpenSM routing engine")->capture_default_str();
+  up->add_option("--sm-option", o->smOptions,
+                 "Extra OpenSM option KEY=VALUE for opensm.conf (repeatable), e.g. "
+                 "sweep_on_trap=FALSE");
   up->callback([o] {
     guarded([&] {
       const auto start = Clock::now();
@@ -85,6 +89,10 @@ void addUp(CLI::App& simApp) {
       opts.timeout = std::chrono::seconds(o->timeout);
       opts.withSm = !o->noSm;
       opts.routing = o->routing;
+      for (std::string kv : o->smOptions) {
+        if (auto eq = kv.find('='); eq != std::string::npos) kv[eq] = ' ';
+        opts.smOptions.push_back(kv);  // sim::up rejects malformed ones
+      }
       const auto st = sim::up(opts);
       const double secs = std::chrono::duration<double>(Clock::now() - start).count();
       std::printf("fabric \"%s\" is up in %.1f s: %zu nodes (%zu switches, %zu HCAs), %zu links",

@@ -550,6 +550,14 @@ FabricState up(const UpOptions& options) {
   if (!fs::exists(options.fabricFile)) {
     throw SimError("fabric file " + options.fabricFile.string() + ": no such file");
   }
+  for (const auto& line : options.smOptions) {
+    const auto sp = line.find(' ');
+    const bool keyOk = sp != std::string::npos && sp > 0 &&
+                       line.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == sp;
+    if (!keyOk || line.find('\n') != std::string::npos || sp + 1 >= line.size()) {
+      throw SimError("bad OpenSM option \"" + line + "\" (want KEY=VALUE, e.g. sweep_interval=0)");
+    }
+  }
   NetFabric fabric;
   try {
     fabric = parseNetFile(options.fabricFile);
@@ -655,6 +663,7 @@ FabricState up(const UpOptions& options) {
       {
         std::ofstream conf(s.dir / "opensm.conf");
         conf << opensmConfig(s);
+        for (const auto& line : options.smOptions) conf << line << "\n";
       }
       DaemonSpec sm;
       sm.argv = {opensmProgram(), "-F", (s.dir / "opensm.conf").string()};

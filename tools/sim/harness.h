@@ -78,6 +78,9 @@ struct UpOptions {
   std::chrono::seconds timeout{180};
   bool withSm = true;
   std::string routing = "ftree";
+  /// Extra OpenSM config lines "key value", appended to opensm.conf (e.g. "sweep_on_trap FALSE",
+  /// "sweep_interval 0": an SM that does not reroute after Unlink). Checked by up().
+  std::vector<std::string> smOptions;
 };
 
 /// Starts ibsim (and OpenSM unless !withSm) and returns once every connected HCA port is Active
