@@ -9,6 +9,7 @@
 
 #include "api/json_views.h"
 #include "api/metrics.h"
+#include "api/placement_endpoint.h"
 #include "discovery/formats.h"
 
 namespace ibfabric::api {
@@ -157,7 +158,7 @@ void RestServer::routes() {
   });
   svr.Get("/metrics", [this, &service](const Request&, Response& res) {
     auto text = metricsFor(service.state());
-    res.set_content(*text, "text/plain; version=0.0.4");
+    res.set_content(*text + renderPlacementMetrics(), "text/plain; version=0.0.4");
   });
 
   svr.Get("/api/v1/topology", [&service, now](const Request&, Response& res) {
@@ -353,6 +354,8 @@ void RestServer::routes() {
     service.requestCrawl();
     sendJson(res, {{"status", "accepted"}}, 202);
   });
+
+  registerPlacementRoutes(svr, service);
 }
 
 }  // namespace ibfabric::api

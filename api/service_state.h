@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "discovery/topology.h"
+#include "routing/forwarding.h"
 #include "telemetry/counter_sweep.h"
 #include "telemetry/link_health_eval.h"
 #include "telemetry/mad_engine.h"
@@ -54,6 +55,8 @@ struct ServiceState {
   ActivityStatus sweep;
   std::string sweepSource;
   std::optional<mad::MadEngineStats> engine;
+  /// Every switch's LFT, as last read (null until the first read).
+  std::shared_ptr<const routing::ForwardingTables> forwarding;
   /// Events appended since the service started, by type name ("link_down", ...).
   std::map<std::string, std::uint64_t> eventsByType;
 
