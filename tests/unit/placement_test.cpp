@@ -245,7 +245,9 @@ TEST(Placement, AlternativesAreDistinctAndRanked) {
   std::set<std::set<std::string>> sets;
   for (std::size_t i = 0; i < a.options.size(); ++i) {
     sets.insert(std::set<std::string>(a.options[i].hosts.begin(), a.options[i].hosts.end()));
-    if (i > 0) EXPECT_LE(a.options[i].score.objective, a.options[i - 1].score.objective);
+    if (i > 0) {
+      EXPECT_LE(a.options[i].score.objective, a.options[i - 1].score.objective);
+    }
   }
   EXPECT_EQ(sets.size(), 3u);
 }
