@@ -65,4 +65,14 @@ class ForwardingTables {
 };
 using ForwardingTablesPtr = std::shared_ptr<const ForwardingTables>;
 
+/// The same tables re-indexed onto another topology snapshot (matched by switch GUID; switches
+/// not in `tables` get none). Used when the fabric was re-crawled but the tables were not re-read
+/// yet: the routes as programmed, judged against the cabling as it is now.
+ForwardingTablesPtr rebaseTables(const ForwardingTables& tables, TopologyPtr topology);
+
+/// Switches whose tables differ between `a` and `b` (by GUID; a switch present in only one of
+/// them counts), at most `limit` descriptions. Empty when equal.
+std::vector<std::string> tableDifferences(const ForwardingTables& a, const ForwardingTables& b,
+                                          std::size_t limit = 10);
+
 }  // namespace ibfabric::routing
