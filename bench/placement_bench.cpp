@@ -12,8 +12,8 @@
 //       p50/p99 of one answer (index and load prebuilt, as the daemon caches them).
 //
 // Fabrics: two-level-2048 (64 leaves x 32 hosts, 32 spines), superpod-8 (2,048 HCAs),
-// superpod-40 (10,240 HCAs). Routes: min-hop up/down tables computed in memory
-// (tests/support/minhop_tables.h), or OpenSM's real LFTs with --lfts opensm-lfts.dump (the file
+// superpod-40 (10,240 HCAs). Routes: shortest-path tables computed in memory
+// (routing/synthetic_tables.h), or OpenSM's real LFTs with --lfts opensm-lfts.dump (the file
 // an `ibfabric sim up` of the same fabric leaves in its OpenSM state directory).
 #include <algorithm>
 #include <bit>
@@ -32,9 +32,10 @@
 
 #include "discovery/net_topology.h"
 #include "discovery/topogen.h"
+#include "routing/lft_reader.h"
 #include "routing/link_load.h"
 #include "routing/placement_engine.h"
-#include "tests/support/minhop_tables.h"
+#include "routing/synthetic_tables.h"
 
 using namespace ibfabric;
 using namespace ibfabric::routing;
@@ -83,37 +84,33 @@ GeneratedTopology generate(const std::string& name) {
   std::exit(2);
 }
 
-/// OpenSM's opensm-lfts.dump: "Unicast lids [0x0-0x..] of switch Lid N guid 0x... ('desc'):"
-/// then "0x0007 012 : (Channel Adapter portguid 0x...: 'dgx0001 mlx5_0')".
-struct Dump {
-  std::map<std::uint64_t, std::map<std::uint16_t, std::uint8_t>> bySwitch;  // guid -> lid->port
+/// LIDs from OpenSM's opensm-lfts.dump ("Unicast lids [0-N] of switch Lid L guid 0x... ('d'):"
+/// headers, then "0x0001 001 # Channel Adapter portguid 0x...: 'name'" lines): the generated
+/// fabric has none, the subnet manager assigned them. The tables themselves are parsed by
+/// routing::parseOpensmLftDump.
+struct DumpLids {
   std::map<std::uint64_t, std::uint16_t> lidOfPortGuid;
   std::map<std::uint64_t, std::uint16_t> lidOfSwitch;
 };
 
-Dump readDump(const std::string& path) {
+DumpLids readDumpLids(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     std::fprintf(stderr, "cannot read %s\n", path.c_str());
     std::exit(1);
   }
-  Dump d;
+  DumpLids d;
   std::string line;
-  std::uint64_t current = 0;
   std::regex head(R"(of switch Lid (\d+) guid 0x([0-9a-fA-F]+))");
-  std::regex entry(R"(^0x([0-9a-fA-F]+) (\d+) : \((\w[\w ]*) portguid 0x([0-9a-fA-F]+))");
+  std::regex entry(R"(^0x([0-9a-fA-F]+) +\d+ +# +Channel Adapter portguid 0x([0-9a-fA-F]+))");
   std::smatch m;
   while (std::getline(in, line)) {
-    if (std::regex_search(line, m, head)) {
-      current = std::stoull(m[2], nullptr, 16);
-      d.lidOfSwitch[current] = static_cast<std::uint16_t>(std::stoul(m[1]));
-      continue;
-    }
-    if (std::regex_search(line, m, entry)) {
-      auto lid = static_cast<std::uint16_t>(std::stoul(m[1], nullptr, 16));
-      auto port = static_cast<std::uint8_t>(std::stoul(m[2]));
-      d.bySwitch[current][lid] = port;
-      if (m[3] == "Channel Adapter") d.lidOfPortGuid[std::stoull(m[4], nullptr, 16)] = lid;
+    if (line.rfind("Unicast", 0) == 0 && std::regex_search(line, m, head)) {
+      d.lidOfSwitch[std::stoull(m[2], nullptr, 16)] = static_cast<std::uint16_t>(std::stoul(m[1]));
+    } else if (line.find("Channel Adapter") != std::string::npos &&
+               std::regex_search(line, m, entry)) {
+      d.lidOfPortGuid[std::stoull(m[2], nullptr, 16)] =
+          static_cast<std::uint16_t>(std::stoul(m[1], nullptr, 16));
     }
   }
   return d;
@@ -130,12 +127,15 @@ Fabric build(const std::string& name, const std::string& lfts) {
   Fabric f;
   NetFabric net = generate(name).fabric;
   if (lfts.empty()) {
-    f.topo = ibfabric::testing::topologyWithLids(net);
-    f.tables = ibfabric::testing::minHopTables(f.topo);
-    f.routes = "min-hop up/down tables (in memory)";
+    assignSequentialLids(net);
+    net.reindex();
+    f.topo = topologyFromNetFabric(net, "memory");
+    f.tables = computeShortestPathTables(f.topo);
+    f.routes = "shortest-path tables computed in memory (routing/synthetic_tables.h)";
   } else {
-    Dump d = readDump(lfts);
+    DumpLids d = readDumpLids(lfts);
     for (auto& n : net.nodes) {
+      if (!n.guid) continue;
       if (n.type == NodeType::kSwitch) {
         if (auto it = d.lidOfSwitch.find(n.guid->value()); it != d.lidOfSwitch.end()) {
           n.lid = Lid(it->second);
@@ -151,20 +151,7 @@ Fabric build(const std::string& name, const std::string& lfts) {
     }
     net.reindex();
     f.topo = topologyFromNetFabric(net, "memory");
-    std::vector<std::optional<SwitchTable>> tables(f.topo->nodes().size());
-    for (const auto& n : f.topo->nodes()) {
-      auto it = d.bySwitch.find(n.guid.value());
-      if (!n.isSwitch() || it == d.bySwitch.end()) continue;
-      SwitchTable t;
-      t.switchGuid = n.guid;
-      t.switchLid = n.lid();
-      t.linearFdbTop = it->second.empty() ? 0 : it->second.rbegin()->first;
-      t.ports.assign(t.linearFdbTop + 1u, SwitchTable::kNoPort);
-      for (auto [lid, port] : it->second) t.ports[lid] = port;
-      tables[n.index] = std::move(t);
-    }
-    f.tables =
-        std::make_shared<const ForwardingTables>(f.topo, std::move(tables), "opensm-dump " + lfts);
+    f.tables = parseOpensmLftDump(lfts, f.topo);
     f.routes = "OpenSM ftree LFTs from " + lfts;
   }
   f.index = std::make_shared<const PlacementIndex>(f.topo, f.tables);

@@ -1,13 +1,14 @@
-// The placement engine on generated fabrics with in-memory min-hop tables and hand-set load.
+// The placement engine on generated fabrics with in-memory shortest-path tables and hand-set load.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
 
+#include "discovery/net_topology.h"
 #include "discovery/topogen.h"
 #include "routing/link_load.h"
 #include "routing/placement_engine.h"
-#include "tests/support/minhop_tables.h"
+#include "routing/synthetic_tables.h"
 
 namespace ibfabric::routing {
 namespace {
@@ -50,8 +51,11 @@ struct Fabric {
 
 Fabric makeFabric(const std::string& preset, const TopoOptions& o) {
   Fabric f;
-  f.topo = testing::topologyWithLids(generateTopology(preset, o).fabric);
-  f.tables = testing::minHopTables(f.topo);
+  NetFabric net = generateTopology(preset, o).fabric;
+  assignSequentialLids(net);
+  net.reindex();
+  f.topo = topologyFromNetFabric(net, "memory");
+  f.tables = computeShortestPathTables(f.topo);
   f.load = std::make_shared<LinkLoadModel>(f.topo);
   f.index = std::make_shared<const PlacementIndex>(f.topo, f.tables);
   return f;

@@ -4,6 +4,7 @@
 #include <map>
 #include <thread>
 
+#include "routing/lft_reader.h"
 #include "routing/link_load.h"
 #include "routing/placement_engine.h"
 #include "telemetry/clock.h"
@@ -16,16 +17,6 @@
 #include "tools/ibfabric/commands.h"
 
 namespace ibfabric::cli {
-
-namespace {
-
-routing::ForwardingTablesPtr readTables(const TopologyPtr& topology, mad::MadEngine& engine) {
-  (void)topology;
-  (void)engine;
-  throw CliError("reading forwarding tables is not available in this build: use --server");
-}
-
-}  // namespace
 
 routing::PlacementAnswer placeLocally(const CrawlOptions& crawl, double intervalSeconds,
                                       const routing::PlacementRequest& request) {
@@ -50,7 +41,12 @@ routing::PlacementAnswer placeLocally(const CrawlOptions& crawl, double interval
   eo.retries = 3;
   mad::MadEngine engine(transport, clock, eo);
 
-  routing::ForwardingTablesPtr tables = readTables(topo, engine);
+  routing::LftReader reader(engine, clock);
+  routing::ForwardingTablesPtr tables = reader.read(topo);
+  if (tables->switchesWithTables() == 0) {
+    throw CliError("no switch forwarding table could be read" +
+                   (tables->failures.empty() ? std::string() : ": " + tables->failures.front()));
+  }
 
   CounterSweeper sweeper(engine, clock, SweepOptions{});
   sweeper.setTopology(topo);
