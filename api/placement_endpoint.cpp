@@ -9,7 +9,6 @@
 #include <set>
 
 #include "discovery/hostlist.h"
-#include "telemetry/port_rates.h"
 
 namespace ibfabric::api {
 namespace {
@@ -91,44 +90,6 @@ struct Metrics {
 Metrics& metrics() {
   static Metrics m;
   return m;
-}
-
-/// The link load of `state`, smoothed over the last sweeps of the service's counter history.
-std::shared_ptr<const routing::LinkLoadModel> loadFor(const FabricService& service,
-                                                      const ServiceState& state,
-                                                      const TopologyPtr& topology) {
-  constexpr std::size_t kIntervals = 4;
-  const auto& history = service.history();
-  std::vector<std::map<telemetry::PortKey, telemetry::PortRates>> intervals(kIntervals);
-  bool any = false;
-  for (const auto& key : history.ports()) {
-    auto samples = history.samples(key);
-    if (samples.size() < 2) continue;
-    std::size_t n = std::min(kIntervals, samples.size() - 1);
-    for (std::size_t j = 0; j < n; ++j) {
-      const auto& older = samples[samples.size() - 1 - n + j];
-      const auto& newer = samples[samples.size() - n + j];
-      intervals[kIntervals - n + j][key] = telemetry::computeRates(older, newer);
-      any = true;
-    }
-  }
-  routing::LinkLoadModel model(topology);
-  if (!any && state.rates) {
-    model =
-        routing::LinkLoadModel::fromSweep(topology, state.rates.get(), state.health.get(), nullptr);
-  } else {
-    bool first = true;
-    for (std::size_t i = 0; i < kIntervals; ++i) {
-      if (intervals[i].empty()) continue;
-      bool last = i + 1 == kIntervals;
-      model = routing::LinkLoadModel::fromSweep(
-          topology, &intervals[i], last ? state.health.get() : nullptr, first ? nullptr : &model);
-      first = false;
-    }
-    if (first)
-      model = routing::LinkLoadModel::fromSweep(topology, nullptr, state.health.get(), nullptr);
-  }
-  return std::make_shared<const routing::LinkLoadModel>(std::move(model));
 }
 
 }  // namespace
@@ -246,7 +207,10 @@ std::shared_ptr<const routing::PlacementEngine> PlacementService::engine() {
     load_.reset();
   }
   if (!load_ || loadCounters_ != state->counters) {
-    load_ = loadFor(service_, *state, topology);
+    // One more sweep folded into the moving average (the previous model is matched by port, so
+    // it carries over a new topology snapshot too).
+    load_ = std::make_shared<const routing::LinkLoadModel>(routing::LinkLoadModel::fromSweep(
+        topology, state->rates.get(), state->health.get(), load_.get()));
     loadCounters_ = state->counters;
   }
   engine_ = std::make_shared<const routing::PlacementEngine>(index_, load_);

@@ -3,8 +3,10 @@
 //
 // PlacementService keeps, per ServiceState snapshot, one PlacementEngine: the PlacementIndex is
 // rebuilt only when the (topology, forwarding tables) pair changes, the LinkLoadModel only when
-// a new sweep arrived (smoothed over the last sweeps of the counter history). Thread-safe: any
-// number of request threads may call place() at once.
+// a new sweep arrived: each sweep's rates are folded into the moving average of the previous
+// model (the sweeps this service saw: a sweep between two requests that nobody asked about is
+// skipped, its successor still counts). Thread-safe: any number of request threads may call
+// place() at once.
 #pragma once
 
 #include <atomic>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -212,10 +213,9 @@ struct PlacementEngine::Impl {
     return q;
   }
 
-  // One flow (or `count` aggregated flows) from `src`'s leaf to `dst`.
-  void routeFlows(const PlacementIndex::Hca& srcLeafSide, NodeIndex fromSwitch,
-                  const PlacementIndex::Hca& dst, std::uint32_t count, Eval& e) {
-    (void)srcLeafSide;
+  // `count` flows from switch `fromSwitch` (the source's leaf) to `dst`.
+  void routeFlows(NodeIndex fromSwitch, const PlacementIndex::Hca& dst, std::uint32_t count,
+                  Eval& e) {
     int hops =
         ix.traceFromSwitch(fromSwitch, dst.lid, dst.node, [&](DirectedLinkId d) { add(d, count); });
     if (hops < 0) {
@@ -240,7 +240,7 @@ struct PlacementEngine::Impl {
           ++y;
         } else {
           add(a[x].tx, 1);
-          routeFlows(a[x], a[x].leaf, b[y], 1, e);
+          routeFlows(a[x].leaf, b[y], 1, e);
           ++x;
           ++y;
         }
@@ -269,7 +269,7 @@ struct PlacementEngine::Impl {
         for (const auto& [leaf, count] : perLeaf) {
           std::uint32_t c = count - (dst->leaf == leaf ? 1u : 0u);
           if (c == 0) continue;
-          routeFlows(*dst, leaf, *dst, c, e);
+          routeFlows(leaf, *dst, c, e);
         }
       }
     }
@@ -295,7 +295,7 @@ struct PlacementEngine::Impl {
     } else {
       addAllToAll(order, e);
     }
-    e.bottleneck = ix.referenceBytesPerSecond();
+    e.bottleneck = std::numeric_limits<double>::infinity();
     for (DirectedLinkId d : touched) {
       double share = residual[d] / flows[d];
       if (share < e.bottleneck ||
@@ -305,6 +305,7 @@ struct PlacementEngine::Impl {
         e.bottleneckLink = d;
       }
     }
+    if (touched.empty()) e.bottleneck = ix.referenceBytesPerSecond();
     if (e.unroutedFlows > 0) e.bottleneck = 0.0;
     // Leaves and groups spanned.
     ++stamp;

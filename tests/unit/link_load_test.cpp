@@ -59,8 +59,8 @@ TEST(LinkLoad, SweepsAreSmoothedByTransmittingPort) {
   LinkLoadModel m1 = LinkLoadModel::fromSweep(topo, &first, nullptr, nullptr);
   EXPECT_DOUBLE_EQ(m1.at(directedLink(0, false)).utilization, 0.8);
   EXPECT_DOUBLE_EQ(m1.at(directedLink(0, false)).congestion, 0.2);
-  EXPECT_DOUBLE_EQ(m1.at(directedLink(0, false)).residualBytesPerSecond(), 0.2 * kHdrBytes);
-  EXPECT_DOUBLE_EQ(m1.at(directedLink(0, true)).utilization, 0.0);
+  EXPECT_NEAR(m1.at(directedLink(0, false)).residualBytesPerSecond(), 0.2 * kHdrBytes, 1.0);
+  EXPECT_DOUBLE_EQ(m1.at(directedLink(0, true)).utilization, 0.1);
   EXPECT_EQ(m1.sweeps(), 1);
 
   second[keyOf(*topo, l0.a)] = ratesFor(keyOf(*topo, l0.a), 0.0, std::nullopt, 0.0);
@@ -72,7 +72,7 @@ TEST(LinkLoad, SweepsAreSmoothedByTransmittingPort) {
   LinkLoadModel m2 = LinkLoadModel::fromSweep(topo2, &second, nullptr, &m1, half);
   EXPECT_DOUBLE_EQ(m2.at(directedLink(0, false)).utilization, 0.4);
   EXPECT_DOUBLE_EQ(m2.at(directedLink(0, false)).congestion, 0.1);
-  EXPECT_DOUBLE_EQ(m2.at(directedLink(0, true)).utilization, 0.3);
+  EXPECT_DOUBLE_EQ(m2.at(directedLink(0, true)).utilization, 0.35);
   EXPECT_EQ(m2.sweeps(), 2);
 }
 
