@@ -12,6 +12,7 @@
 #include <string>
 
 #include "discovery/topology.h"
+#include "routing/forwarding.h"
 #include "telemetry/counter_sweep.h"
 #include "telemetry/mad_engine.h"
 
@@ -33,6 +34,14 @@ class CounterSource {
   virtual telemetry::CounterSnapshotPtr sweep() = 0;
   /// MAD engine statistics, when there is an engine.
   virtual std::optional<mad::MadEngineStats> engineStats() const { return std::nullopt; }
+  /// The forwarding tables of `topology` (the one last given to setTopology): `previous` when
+  /// still valid, else freshly read (routing/lft_reader.h). nullptr: this source has none.
+  /// `reason` says why tables were (re)read or kept. Throws SweepError when nothing can be asked.
+  virtual routing::ForwardingTablesPtr readForwardingTables(
+      const TopologyPtr& /*topology*/, const routing::ForwardingTablesPtr& /*previous*/,
+      std::string* /*reason*/) {
+    return nullptr;
+  }
   virtual std::string describe() const = 0;
 };
 using CounterSourcePtr = std::unique_ptr<CounterSource>;

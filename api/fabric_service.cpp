@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "api/routing_state.h"
 #include "discovery/topology_delta.h"
 
 namespace ibfabric::api {
@@ -262,6 +263,10 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
     s.sweep.lastDuration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
     s.sweep.lastError.clear();
   });
+  // Forwarding tables ride on the same MAD engine (api/routing_state.h); never fails the sweep.
+  const auto before = state();
+  auto routes = updateRoutes(*source, sweptTopology, before->forwarding, before->routeAnalysis);
+  if (routes.attempted) publish([&](ServiceState& s) { applyRoutesUpdate(s, routes); });
   return true;
 }
 

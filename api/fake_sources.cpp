@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "routing/synthetic_tables.h"
+
 namespace ibfabric::api {
 
 void ScriptedTopologySource::push(TopologyPtr topology) {
@@ -70,6 +72,19 @@ telemetry::CounterSnapshotPtr FakeCounterSource::sweep() {
   snap->stats.portsOk = snap->ports.size();
   snap->finished = mad::SteadyClock().now();
   return snap;
+}
+
+routing::ForwardingTablesPtr FakeCounterSource::readForwardingTables(
+    const TopologyPtr& topology, const routing::ForwardingTablesPtr& previous,
+    std::string* reason) {
+  if (!control_->serveTables || !topology) return nullptr;
+  if (previous && previous->topology() == topology) {
+    if (reason) *reason = "unchanged";
+    return previous;
+  }
+  ++control_->tableReads;
+  if (reason) *reason = previous ? "topology changed" : "first read";
+  return routing::computeShortestPathTables(topology);
 }
 
 }  // namespace ibfabric::api

@@ -44,6 +44,9 @@ struct FakeCounterControl {
   std::atomic<bool> failSweeps{false};
   std::atomic<int> sweeps{0};
   std::uint64_t dataStep = 1000;
+  /// Serve shortest-path forwarding tables of the topology (routing/synthetic_tables.h).
+  std::atomic<bool> serveTables{false};
+  std::atomic<int> tableReads{0};  ///< Tables computed (a new topology, or after a change).
 };
 
 class FakeCounterSource final : public CounterSource {
@@ -53,6 +56,9 @@ class FakeCounterSource final : public CounterSource {
   void setTopology(TopologyPtr topology) override { topology_ = std::move(topology); }
   telemetry::CounterSnapshotPtr sweep() override;
   std::string describe() const override { return "fake"; }
+  routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& topology,
+                                                    const routing::ForwardingTablesPtr& previous,
+                                                    std::string* reason) override;
 
  private:
   std::shared_ptr<FakeCounterControl> control_;

@@ -104,6 +104,7 @@ json healthJson(const ServiceState& s, std::chrono::system_clock::time_point now
             {"crawl", activityJson(s.crawl, now)},
             {"sweep", activityJson(s.sweep, now)}};
   if (!s.sweepSource.empty()) j["sweep"]["source"] = s.sweepSource;
+  if (s.routes.lastAttempt) j["routes"] = activityJson(s.routes, now);
   if (s.topology) j["crawl"]["source"] = s.topology->stats().source;
   if (s.counters) {
     j["sweep"]["sequence"] = s.counters->sequence;

@@ -10,6 +10,7 @@
 #include <array>
 #include <map>
 
+#include "api/routing_state.h"
 #include "discovery/formats.h"
 #include "telemetry/counter_sweep.h"
 
@@ -101,6 +102,7 @@ std::string renderMetrics(const ServiceState& s, const telemetry::EventLog& even
       .Set(s.crawl.lastSuccess && s.crawl.lastError.empty() ? 1 : 0);
   success.Add({{"collector", "sweep"}})
       .Set(s.sweep.lastSuccess && s.sweep.lastError.empty() ? 1 : 0);
+  addRoutingMetrics(*registry, s, success);  // api/routing_metrics.cpp
   BuildGauge()
       .Name("ibfabric_ready")
       .Help("1 once the first crawl and the first sweep are done")

@@ -10,6 +10,7 @@
 #include "api/json_views.h"
 #include "api/metrics.h"
 #include "api/placement_endpoint.h"
+#include "api/routing_endpoints.h"
 #include "discovery/formats.h"
 
 namespace ibfabric::api {
@@ -160,6 +161,8 @@ void RestServer::routes() {
     auto text = metricsFor(service.state());
     res.set_content(*text + renderPlacementMetrics(), "text/plain; version=0.0.4");
   });
+
+  registerRoutingEndpoints(svr, service);
 
   svr.Get("/api/v1/topology", [&service, now](const Request&, Response& res) {
     if (auto s = requireTopology(service, res)) sendJson(res, topologySummaryJson(*s, now()));

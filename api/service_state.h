@@ -41,6 +41,8 @@ struct ActivityStatus {
   std::optional<std::chrono::system_clock::time_point> inProgressSince;
 };
 
+struct RoutingAnalysis;  // api/routing_state.h
+
 struct ServiceState {
   std::chrono::system_clock::time_point started{};
 
@@ -55,8 +57,11 @@ struct ServiceState {
   ActivityStatus sweep;
   std::string sweepSource;
   std::optional<mad::MadEngineStats> engine;
-  /// Every switch's LFT, as last read (null until the first read).
-  std::shared_ptr<const routing::ForwardingTables> forwarding;
+  /// Forwarding tables as last read (with the sweeps; null until then or when the source has
+  /// none), their validation and balance (api/routing_state.h), and how reading them goes.
+  routing::ForwardingTablesPtr forwarding;
+  std::shared_ptr<const RoutingAnalysis> routeAnalysis;
+  ActivityStatus routes;
   /// Events appended since the service started, by type name ("link_down", ...).
   std::map<std::string, std::uint64_t> eventsByType;
 

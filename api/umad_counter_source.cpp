@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "api/counter_source.h"
+#include "routing/lft_reader.h"
 #include "telemetry/clock.h"
 #include "telemetry/umad_transport.h"
 
@@ -18,8 +19,10 @@ class UmadCounterSource final : public CounterSource {
     if (!transport_.open(error)) throw SweepError("cannot open umad: " + error);
     engine_ = std::make_unique<mad::MadEngine>(transport_, clock_, options.engine);
     sweeper_ = std::make_unique<telemetry::CounterSweeper>(*engine_, clock_);
+    lfts_ = std::make_unique<routing::LftReader>(*engine_, clock_);
   }
   ~UmadCounterSource() override {
+    lfts_.reset();
     sweeper_.reset();
     engine_.reset();
     transport_.close();
@@ -28,6 +31,14 @@ class UmadCounterSource final : public CounterSource {
   void setTopology(TopologyPtr topology) override { sweeper_->setTopology(std::move(topology)); }
   telemetry::CounterSnapshotPtr sweep() override { return sweeper_->sweep(); }
   std::optional<mad::MadEngineStats> engineStats() const override { return engine_->stats(); }
+  routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& topology,
+                                                    const routing::ForwardingTablesPtr& previous,
+                                                    std::string* reason) override {
+    routing::LftRefreshStats st;
+    auto tables = lfts_->refresh(topology, previous, &st);
+    if (reason) *reason = st.reason;
+    return tables;
+  }
   std::string describe() const override {
     return "umad " + transport_.caName() + ":" + std::to_string(transport_.portNum());
   }
@@ -37,6 +48,7 @@ class UmadCounterSource final : public CounterSource {
   mad::UmadTransport transport_;
   std::unique_ptr<mad::MadEngine> engine_;
   std::unique_ptr<telemetry::CounterSweeper> sweeper_;
+  std::unique_ptr<routing::LftReader> lfts_;
 };
 
 }  // namespace
