@@ -2,11 +2,15 @@
 // from the switches, two counter sweeps): an idle fabric fills the first leaves; with leaf-01's
 // up-links made hot (PerformanceSet raising PortXmitData while the sweeps run) a two-leaf job
 // avoids leaf-01; an HCA Unlinked in ibsim is never chosen and asking for every host is
-// unsatisfiable (exit 3, the reason on stderr).
+// unsatisfiable (exit 3, the reason on stderr). The daemon's POST /api/v1/placement moves a job
+// off leaf-01 once its sweeps see the hot up-links.
 //
 // Fabric: two-level, 3 leaves x 3 hosts, 2 spines (dgx0001-0003 on leaf-01, ...). OpenSM runs
 // on dgx0001, `sim run` clients on dgx0009.
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include <atomic>
 #include <chrono>
@@ -18,6 +22,7 @@
 
 #include "discovery/netfile.h"
 #include "discovery/topogen.h"
+#include "tests/support/daemon_process.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
 
@@ -118,6 +123,61 @@ TEST_F(PlacementSim, IdleFabricThenHotUplinksAreAvoided) {
     EXPECT_FALSE(chosen.count(h)) << h << " is under the hot leaf: " << hot.dump();
   }
   EXPECT_EQ(hot["options"][0]["score"]["leaf_switches"], 2) << hot.dump();
+}
+
+TEST_F(PlacementSim, DaemonPostAvoidsHotUplinks) {
+  auto config = writeScratchFile("placement.yaml", "sweep_interval: 0.5\n");
+  DaemonProcess daemon(
+      *fabric_, {"--config", config.string(), "--listen", "127.0.0.1:0", "--crawl-interval", "5"});
+  const int port = daemon.waitForPort(60s);
+  ASSERT_GT(port, 0) << daemon.log();
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(30, 0);
+  json answer;
+  auto post = [&](const std::string& body) {
+    auto res = c.Post("/api/v1/placement", body, "application/json");
+    if (!res) return -1;
+    answer = json::parse(res->body, nullptr, false);
+    return res->status;
+  };
+  // Ready once a crawl, a sweep and the LFT read are done (503 until then).
+  ASSERT_TRUE(waitFor([&] { return post(R"({"hosts": 4})") == 200; }, 90s, 200ms))
+      << answer.dump() << daemon.log();
+  EXPECT_TRUE(hostsOf(answer).count("dgx0001")) << answer.dump();
+  EXPECT_EQ(post(R"({"hosts": 10})"), 422);
+  EXPECT_EQ(answer["error"]["reason"], "unsatisfiable") << answer.dump();
+  EXPECT_EQ(post(R"({"hosts": "four"})"), 400);
+
+  // Heat leaf-01's up-links (PortXmitData rising at ~90% of the link with wall time) until the
+  // daemon's sweeps see it and a 4-host job leaves leaf-01 (bounded).
+  const auto ports = upPorts("leaf-01");
+  ASSERT_EQ(ports.size(), 2u);
+  const auto start = Clock::now();
+  const double unitsPerSecond = 0.9 * 25e9 / 4;
+  bool avoided = waitFor(
+      [&] {
+        const double t = std::chrono::duration<double>(Clock::now() - start).count();
+        const auto value = static_cast<std::uint64_t>(2e10 + unitsPerSecond * t);
+        for (int p : ports) {
+          fabric_->cmd("PerformanceSet \"leaf-01\"[" + std::to_string(p) +
+                       "] PortCountersExtended.PortXmitData=" + std::to_string(value));
+        }
+        if (post(R"({"hosts": 4})") != 200) return false;
+        auto chosen = hostsOf(answer);
+        return !chosen.count("dgx0001") && !chosen.count("dgx0002") && !chosen.count("dgx0003");
+      },
+      60s, 100ms);
+  EXPECT_TRUE(avoided) << answer.dump();
+  // The answer says why: forced onto leaf-01, the job would cross a hot link.
+  ASSERT_EQ(post(R"({"hosts": 4, "candidates": "dgx[0001-0004]"})"), 200);
+  const json& hot = answer["options"][0]["score"]["hottest_links"];
+  ASSERT_FALSE(hot.empty()) << answer.dump();
+  EXPECT_GT(hot[0]["utilization"].get<double>(), 0.3) << answer.dump();
+  auto metrics = c.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("ibfabric_placement_requests_total{result=\"ok\"}"),
+            std::string::npos);
+  EXPECT_EQ(WIFEXITED(daemon.signalAndWait(SIGTERM, 10s)), true) << daemon.log();
 }
 
 TEST_F(PlacementSim, UnlinkedHcaIsNeverChosen) {

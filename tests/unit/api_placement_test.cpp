@@ -12,6 +12,8 @@
 #include "api/rest_server.h"
 #include "discovery/net_topology.h"
 #include "discovery/netfile.h"
+#include "discovery/topogen.h"
+#include "routing/synthetic_tables.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
 
@@ -127,11 +129,19 @@ class ApiPlacementHttp : public ::testing::Test {
  protected:
   void SetUp() override {
     auto source = std::make_unique<ScriptedTopologySource>();
-    source->push(topologyFromNetFabric(parseNetText(testing::fatTreeText("", 2, 2, 2), "ft")));
+    TopoOptions t;
+    t.leaves = 2;
+    t.spines = 2;
+    t.hostsPerLeaf = 2;
+    NetFabric net = generateTopology("two-level", t).fabric;
+    routing::assignSequentialLids(net);
+    net.reindex();
+    source->push(topologyFromNetFabric(net, "memory"));
     FabricServiceOptions o;
     o.crawlInterval = 1h;
     o.sweepInterval = 30ms;
     auto control = std::make_shared<FakeCounterControl>();
+    control->serveTables = true;
     service_ = std::make_unique<FabricService>(
         std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
     server_ = std::make_unique<RestServer>(*service_, RestOptions{});
@@ -172,9 +182,33 @@ TEST_F(ApiPlacementHttp, StatusCodes) {
   EXPECT_NE(j["error"]["message"].get<std::string>().find("bad JSON"), std::string::npos);
   j = post(R"({"hosts": 2, "pattern": "mesh"})", 400);
   EXPECT_EQ(j["error"]["reason"], "invalid");
+
+  service_->start();
+  ASSERT_TRUE(testing::waitFor(
+      [&] {
+        auto s = service_->state();
+        return s->ready() && s->forwarding != nullptr;
+      },
+      10s));
+  j = post(R"({"hosts": 3, "alternatives": 2})", 200);
+  ASSERT_EQ(j["options"].size(), 2u) << j.dump();
+  EXPECT_EQ(j["options"][0]["hosts"].size(), 3u);
+  EXPECT_EQ(j["options"][0]["score"]["leaf_switches"], 2);
+  EXPECT_EQ(j["options"][0]["score"]["max_hops"], 3);
+  EXPECT_GT(j["options"][0]["score"]["bottleneck_bytes_per_second"].get<double>(), 0.0);
+  EXPECT_TRUE(j["options"][0]["hostlist"].is_string());
+  EXPECT_EQ(j["request"]["hosts"], 3);
+  j = post(R"({"hosts": 5})", 422);
+  EXPECT_EQ(j["error"]["reason"], "unsatisfiable");
+  EXPECT_EQ(j["error"]["message"], "need 5 hosts, only 4 eligible among 4 hosts");
+  j = post(R"({"hosts": 2, "candidates": ["dgx0003", "dgx0004"]})", 200);
+  EXPECT_EQ(j["options"][0]["hostlist"], "dgx[0003-0004]") << j.dump();
+
   auto metrics = client_->Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("ibfabric_placement_requests_total{result=\"invalid\"}"),
+            std::string::npos);
+  EXPECT_NE(metrics->body.find("ibfabric_placement_requests_total{result=\"ok\"}"),
             std::string::npos);
 }
 
