@@ -663,6 +663,38 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
       fill(bucketed);
     }
   }
+  // (c) Small pools of eligible hosts: greedy construction on the exact objective from the best
+  // few seed hosts (one host at a time, the one that scores best), bounded by the work budget.
+  if (eligibleCount <= 64 && n >= 2) {
+    std::vector<HostId> pool;
+    for (int b : usable) pool.insert(pool.end(), free[b].begin(), free[b].end());
+    std::stable_sort(pool.begin(), pool.end(),
+                     [&](HostId x, HostId y) { return hostQ[x] > hostQ[y]; });
+    const std::uint64_t budget = impl.work + limits_.improvementWork;
+    for (std::size_t seed = 0; seed < pool.size() && seed < 8 && impl.work < budget; ++seed) {
+      Order order{pool[seed]};
+      std::vector<char> in(ix.hosts().size(), 0);
+      in[pool[seed]] = 1;
+      while (order.size() < n && impl.work < budget) {
+        double bestObjective = -1e18;
+        HostId bestHost = 0;
+        for (HostId u : pool) {
+          if (in[u]) continue;
+          Order o = order;
+          o.push_back(u);
+          canonical(o);
+          double obj = impl.evaluate(o, pattern).objective;
+          if (obj > bestObjective) {
+            bestObjective = obj;
+            bestHost = u;
+          }
+        }
+        order.push_back(bestHost);
+        in[bestHost] = 1;
+      }
+      if (order.size() == n) consider(std::move(order));
+    }
+  }
   if (candidates.empty()) {
     throw PlacementError(Kind::kUnsatisfiable,
                          "no candidate set of " + std::to_string(n) + " hosts could be formed");
@@ -673,117 +705,132 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
   };
   std::sort(candidates.begin(), candidates.end(), better);
 
-  // --- Local improvement of the best candidate: move the hosts behind the bottleneck link.
+  // --- Local improvement of the best candidates (one work budget for all, best first): move the
+  // hosts behind the bottleneck link.
   {
-    Candidate best = candidates.front();
     std::vector<char> chosen(ix.hosts().size(), 0);
     const std::uint64_t budget = impl.work + limits_.improvementWork;
-    bool improved = true;
-    while (improved && impl.work < budget && best.eval.bottleneckLink != PlacementIndex::kNoLink) {
-      improved = false;
-      std::fill(chosen.begin(), chosen.end(), 0);
-      for (HostId h : best.order) chosen[h] = 1;
-      // Hosts whose flows or HCA links meet the bottleneck link: its two ends' hosts, and for a
-      // ring the two hosts of every edge that crosses it.
-      const DirectedLinkId hot = best.eval.bottleneckLink;
-      NodeIndex hotA = impl.load.sender(hot).node, hotB = impl.load.receiver(hot).node;
-      std::vector<std::size_t> critical;
-      const std::size_t size = best.order.size();
-      for (std::size_t i = 0; i < size; ++i) {
-        for (const auto& hca : ix.hosts()[best.order[i]].hcas) {
-          if (hca.node == hotA || hca.node == hotB || hca.leaf == hotA || hca.leaf == hotB) {
-            critical.push_back(i);
-            break;
-          }
-        }
-      }
-      if (pattern == CommPattern::kRingAllreduce && size >= 2) {
+    const bool small = eligibleCount <= 64;
+    std::vector<Candidate> improvedSet;
+    for (std::size_t start = 0;
+         start < std::min<std::size_t>(candidates.size(), 4) && impl.work < budget; ++start) {
+      Candidate best = candidates[start];
+      bool improved = true;
+      while (improved && impl.work < budget &&
+             best.eval.bottleneckLink != PlacementIndex::kNoLink) {
+        improved = false;
+        std::fill(chosen.begin(), chosen.end(), 0);
+        for (HostId h : best.order) chosen[h] = 1;
+        // Hosts whose flows or HCA links meet the bottleneck link: its two ends' hosts, and for a
+        // ring the two hosts of every edge that crosses it.
+        const DirectedLinkId hot = best.eval.bottleneckLink;
+        NodeIndex hotA = impl.load.sender(hot).node, hotB = impl.load.receiver(hot).node;
+        std::vector<std::size_t> critical;
+        const std::size_t size = best.order.size();
         for (std::size_t i = 0; i < size; ++i) {
-          const auto& a = ix.hosts()[best.order[i]].hcas;
-          const auto& b = ix.hosts()[best.order[(i + 1) % size]].hcas;
-          bool crosses = false;
-          for (const auto& src : a) {
-            for (const auto& dst : b) {
-              if (src.hcaIndex != dst.hcaIndex || src.leaf == dst.leaf) continue;
-              ix.traceFromSwitch(src.leaf, dst.lid, dst.node,
-                                 [&](DirectedLinkId d) { crosses = crosses || d == hot; });
+          for (const auto& hca : ix.hosts()[best.order[i]].hcas) {
+            if (hca.node == hotA || hca.node == hotB || hca.leaf == hotA || hca.leaf == hotB) {
+              critical.push_back(i);
+              break;
             }
           }
-          if (crosses) {
-            critical.push_back(i);
-            critical.push_back((i + 1) % size);
+        }
+        if (pattern == CommPattern::kRingAllreduce && size >= 2) {
+          for (std::size_t i = 0; i < size; ++i) {
+            const auto& a = ix.hosts()[best.order[i]].hcas;
+            const auto& b = ix.hosts()[best.order[(i + 1) % size]].hcas;
+            bool crosses = false;
+            for (const auto& src : a) {
+              for (const auto& dst : b) {
+                if (src.hcaIndex != dst.hcaIndex || src.leaf == dst.leaf) continue;
+                ix.traceFromSwitch(src.leaf, dst.lid, dst.node,
+                                   [&](DirectedLinkId d) { crosses = crosses || d == hot; });
+              }
+            }
+            if (crosses) {
+              critical.push_back(i);
+              critical.push_back((i + 1) % size);
+            }
           }
         }
-      }
-      std::sort(critical.begin(), critical.end());
-      critical.erase(std::unique(critical.begin(), critical.end()), critical.end());
-      if (critical.size() > 8) critical.resize(8);
-
-      // Replacement pool: the best unchosen hosts of the blocks in use and of the best unused
-      // blocks.
-      std::vector<HostId> pool;
-      std::set<int> used;
-      for (HostId h : best.order) used.insert(ix.hosts()[h].block);
-      std::vector<int> others;
-      for (int b : usable) {
-        if (!used.count(b)) others.push_back(b);
-      }
-      std::stable_sort(others.begin(), others.end(),
-                       [&](int x, int y) { return blockQ[x] > blockQ[y]; });
-      if (others.size() > 4) others.resize(4);
-      std::vector<int> poolBlocks(used.begin(), used.end());
-      poolBlocks.insert(poolBlocks.end(), others.begin(), others.end());
-      for (int b : poolBlocks) {
-        int taken = 0;
-        for (HostId h : free[b]) {
-          if (chosen[h]) continue;
-          pool.push_back(h);
-          if (++taken == 4) break;
+        if (small && size <= 16) {
+          critical.resize(size);
+          std::iota(critical.begin(), critical.end(), std::size_t{0});
         }
-      }
+        std::sort(critical.begin(), critical.end());
+        critical.erase(std::unique(critical.begin(), critical.end()), critical.end());
+        if (critical.size() > 8 && !small) critical.resize(8);
 
-      auto tryOrder = [&](Order order, bool reorder) {
-        if (reorder) canonical(order);
-        Eval e = impl.evaluate(order, pattern);
-        if (e.objective > best.eval.objective + 1e-12) {
-          best.order = std::move(order);
-          best.eval = e;
-          return true;
+        // Replacement pool: the best unchosen hosts of the blocks in use and of the best unused
+        // blocks.
+        std::vector<HostId> pool;
+        std::set<int> used;
+        for (HostId h : best.order) used.insert(ix.hosts()[h].block);
+        std::vector<int> others;
+        for (int b : usable) {
+          if (!used.count(b)) others.push_back(b);
         }
-        return false;
-      };
-      for (std::size_t i : critical) {
-        if (impl.work >= budget) break;
-        // Another host of the same block in this rank position (a ring edge then targets
-        // another LID, so the leaf's tables send it up another port).
-        if (pattern == CommPattern::kRingAllreduce) {
-          for (std::size_t j = 0; j < size && !improved && impl.work < budget; ++j) {
-            if (j == i || ix.hosts()[best.order[j]].block != ix.hosts()[best.order[i]].block) {
-              continue;
+        std::stable_sort(others.begin(), others.end(),
+                         [&](int x, int y) { return blockQ[x] > blockQ[y]; });
+        if (others.size() > 4) others.resize(4);
+        std::vector<int> poolBlocks(used.begin(), used.end());
+        poolBlocks.insert(poolBlocks.end(), others.begin(), others.end());
+        if (small) poolBlocks = usable;
+        for (int b : poolBlocks) {
+          int taken = 0;
+          for (HostId h : free[b]) {
+            if (chosen[h]) continue;
+            pool.push_back(h);
+            if (++taken == 4 && !small) break;
+          }
+        }
+
+        auto tryOrder = [&](Order order, bool reorder) {
+          if (reorder) canonical(order);
+          Eval e = impl.evaluate(order, pattern);
+          if (e.objective > best.eval.objective + 1e-12) {
+            best.order = std::move(order);
+            best.eval = e;
+            return true;
+          }
+          return false;
+        };
+        for (std::size_t i : critical) {
+          if (impl.work >= budget) break;
+          // Another host of the same block in this rank position (a ring edge then targets
+          // another LID, so the leaf's tables send it up another port).
+          if (pattern == CommPattern::kRingAllreduce) {
+            for (std::size_t j = 0; j < size && !improved && impl.work < budget; ++j) {
+              if (j == i || ix.hosts()[best.order[j]].block != ix.hosts()[best.order[i]].block) {
+                continue;
+              }
+              Order o = best.order;
+              std::swap(o[i], o[j]);
+              improved = tryOrder(std::move(o), false);
             }
+          }
+          for (HostId u : pool) {
+            if (improved || impl.work >= budget) break;
             Order o = best.order;
-            std::swap(o[i], o[j]);
-            improved = tryOrder(std::move(o), false);
+            o[i] = u;
+            improved = tryOrder(std::move(o), true);
           }
+          if (improved) break;
         }
-        for (HostId u : pool) {
-          if (improved || impl.work >= budget) break;
-          Order o = best.order;
-          o[i] = u;
-          improved = tryOrder(std::move(o), true);
-        }
-        if (improved) break;
       }
+      improvedSet.push_back(std::move(best));
     }
-    std::vector<HostId> key = best.order;
-    std::sort(key.begin(), key.end());
-    if (!seen.count(key))
-      candidates.push_back(best);
-    else {
+    for (auto& best : improvedSet) {
+      std::vector<HostId> key = best.order;
+      std::sort(key.begin(), key.end());
+      if (seen.insert(key).second) {
+        candidates.push_back(best);
+        continue;
+      }
       for (auto& c : candidates) {
         std::vector<HostId> k = c.order;
         std::sort(k.begin(), k.end());
-        if (k == key) c = best;
+        if (k == key && best.eval.objective > c.eval.objective) c = best;
       }
     }
     std::sort(candidates.begin(), candidates.end(), better);
