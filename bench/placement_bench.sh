@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--real LIST] [--requests N]" >&2; exit 2 ;;
   esac
 done
-cli=$root/build/tools/ibfabric
+cli=$root/build/ibfabric
 [ -x "$cli" ] || { echo "build the CLI first: scripts/build.sh release" >&2; exit 1; }
 cmake -S bench -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-bench -j "${IBFABRIC_BUILD_JOBS:-2}" --target placement_bench >/dev/null
