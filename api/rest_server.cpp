@@ -9,6 +9,8 @@
 
 #include "api/json_views.h"
 #include "api/metrics.h"
+#include "api/metrics_cache.h"
+#include "api/placement_endpoint.h"
 #include "api/routing_endpoints.h"
 #include "discovery/formats.h"
 
@@ -148,15 +150,24 @@ void RestServer::routes() {
   });
   svr.Get("/metrics", [this](const Request& req, Response& res) {
     // The last rendering, as is (no copy); pre-compressed gzip when the scraper accepts it.
+    // The placement counters are live (not part of a state snapshot): rendered per scrape and
+    // appended (as a second gzip member when compressed; RFC 1952 allows concatenated members).
     auto m = metrics_->latest();
     const bool gzip = !m->gzip.empty() &&
                       req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
     const std::string* body = gzip ? &m->gzip : &m->text;
-    if (gzip) res.set_header("Content-Encoding", "gzip");
+    auto tail = std::make_shared<std::string>(renderPlacementMetrics());
+    if (gzip) {
+      *tail = gzipCompress(*tail);
+      res.set_header("Content-Encoding", "gzip");
+    }
     res.set_content_provider(
-        body->size(), "text/plain; version=0.0.4",
-        [m, body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-          return sink.write(body->data() + offset, std::min<std::size_t>(length, 1 << 20));
+        body->size() + tail->size(), "text/plain; version=0.0.4",
+        [m, body, tail](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+          const std::string& part = offset < body->size() ? *body : *tail;
+          const std::size_t at = offset < body->size() ? offset : offset - body->size();
+          const std::size_t n = std::min({length, part.size() - at, std::size_t{1} << 20});
+          return sink.write(part.data() + at, n);
         });
   });
 
@@ -364,6 +375,7 @@ void RestServer::routes() {
     sendJson(res, {{"status", "accepted"}}, 202);
   });
   opsRoutes();
+  registerPlacementRoutes(svr, service);
 }
 
 }  // namespace ibfabric::api

@@ -42,5 +42,6 @@ void addSimCommands(CLI::App& app);          // sim up | down | run | cmd | list
 void addDiscoverCommand(CLI::App& app);      // discover
 void addCountersCommand(CLI::App& app);      // counters
 void addRoutesCommand(CLI::App& app);        // routes (routes_command.cpp)
+void addPlaceCommand(CLI::App& app);         // place
 
 }  // namespace ibfabric::cli

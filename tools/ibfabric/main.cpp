@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   ibfabric::cli::addDiscoverCommand(app);
   ibfabric::cli::addCountersCommand(app);
   ibfabric::cli::addRoutesCommand(app);
+  ibfabric::cli::addPlaceCommand(app);
 
   try {
     app.parse(argc, argv);

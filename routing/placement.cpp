@@ -1,0 +1,858 @@
+// The placement engine (placement_engine.h): candidate generation by block and leaf group with
+// load-aware ordering, exact scoring on the forwarding tables, bounded local improvement.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+#include "routing/placement_engine.h"
+
+namespace ibfabric::routing {
+
+std::string_view toString(CommPattern p) {
+  switch (p) {
+    case CommPattern::kNone:
+      return "none";
+    case CommPattern::kRingAllreduce:
+      return "ring_allreduce";
+    case CommPattern::kAllToAll:
+      return "alltoall";
+  }
+  return "none";
+}
+
+std::optional<CommPattern> parseCommPattern(std::string_view s) {
+  if (s == "none") return CommPattern::kNone;
+  if (s == "ring_allreduce" || s == "ring") return CommPattern::kRingAllreduce;
+  if (s == "alltoall" || s == "all_to_all") return CommPattern::kAllToAll;
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PlacementIndex
+
+PlacementIndex::PlacementIndex(TopologyPtr topology, ForwardingTablesPtr tables)
+    : topology_(std::move(topology)), tables_(std::move(tables)) {
+  using Kind = PlacementError::Kind;
+  if (!topology_) throw PlacementError(Kind::kNotReady, "no topology yet");
+  if (!tables_) throw PlacementError(Kind::kNotReady, "no forwarding tables yet");
+  if (tables_->topology() && tables_->topology() != topology_ &&
+      tables_->topology()->nodes().size() != topology_->nodes().size()) {
+    throw PlacementError(Kind::kNotReady,
+                         "forwarding tables were read against another topology snapshot");
+  }
+  const Topology& topo = *topology_;
+  const auto& nodes = topo.nodes();
+  portBase_.resize(nodes.size() + 1, 0);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    portBase_[i + 1] = portBase_[i] + static_cast<std::uint32_t>(nodes[i].ports.size());
+  }
+  slots_.resize(portBase_.back());
+  isSwitch_.resize(nodes.size());
+  upPorts_.resize(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    isSwitch_[i] = n.isSwitch();
+    for (std::size_t p = 0; p < n.ports.size(); ++p) {
+      const auto& port = n.ports[p];
+      if (!port || !port->link || !port->remote) continue;
+      const Link& link = topo.links()[*port->link];
+      PortRef self{static_cast<NodeIndex>(i), PortNum(static_cast<std::uint8_t>(p))};
+      Slot& s = slots_[portBase_[i] + p];
+      s.tx = directedLink(*port->link, !(link.a == self));
+      s.remote = port->remote->node;
+      if (n.isSwitch() && n.level == kLeafLevel && port->direction == PortDirection::kUp) {
+        upPorts_[i].push_back(static_cast<int>(p));
+      }
+    }
+  }
+
+  double reference = 0.0;
+  std::map<std::vector<NodeIndex>, int> blockOf;
+  hosts_.reserve(topo.hosts().size());
+  for (const Host& host : topo.hosts()) {
+    HostInfo info;
+    info.name = host.name;
+    for (NodeIndex ca : host.hcas) {
+      const Node& node = topo.node(ca);
+      Hca hca;
+      hca.node = ca;
+      hca.hcaIndex = node.hcaIndex < 0 ? static_cast<int>(info.hcas.size()) : node.hcaIndex;
+      for (std::size_t p = 1; p < node.ports.size(); ++p) {
+        const auto& port = node.ports[p];
+        if (!port || !port->remote || !port->link) continue;
+        hca.port = PortRef{ca, PortNum(static_cast<std::uint8_t>(p))};
+        hca.lid = port->lid;
+        hca.leaf = port->remote->node;
+        hca.link = *port->link;
+        hca.cabled = true;
+        hca.tx = slots_[portBase_[ca] + p].tx;
+        hca.rx = hca.tx ^ 1u;
+        const Link& link = topo.links()[hca.link];
+        if (link.rate) reference = std::max(reference, link.rate->dataGbps() * 1e9 / 8.0);
+        break;
+      }
+      info.hcas.push_back(hca);
+    }
+    std::vector<NodeIndex> leaves;
+    for (const Hca& h : info.hcas) {
+      if (h.cabled) leaves.push_back(h.leaf);
+    }
+    std::sort(leaves.begin(), leaves.end());
+    leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
+    auto [it, inserted] = blockOf.emplace(leaves, static_cast<int>(blocks_.size()));
+    if (inserted) {
+      Block b;
+      b.leaves = leaves;
+      b.group = leaves.empty() ? -1 : topo.node(leaves.front()).group;
+      blocks_.push_back(std::move(b));
+    }
+    info.block = it->second;
+    blocks_[info.block].hosts.push_back(static_cast<std::uint32_t>(hosts_.size()));
+    hosts_.push_back(std::move(info));
+  }
+  reference_ = reference > 0 ? reference : 1.0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Engine internals
+
+namespace {
+
+using HostId = std::uint32_t;
+using Order = std::vector<HostId>;
+
+constexpr double kLeafPenalty = 0.005;
+constexpr double kHopPenalty = 0.001;
+
+struct Eval {
+  double bottleneck = 0.0;  // bytes/s per flow
+  DirectedLinkId bottleneckLink = PlacementIndex::kNoLink;
+  int maxHops = 0;
+  int leafSwitches = 0;
+  int leafGroups = 0;
+  int rails = 1;
+  std::uint64_t unroutedFlows = 0;
+  double objective = -1e9;
+};
+
+std::string gbps(double bytesPerSecond) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", bytesPerSecond / 1e9);
+  return buf;
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100.0);
+  return buf;
+}
+
+}  // namespace
+
+struct PlacementEngine::Impl {
+  const PlacementIndex& ix;
+  const LinkLoadModel& load;
+  const PlacementLimits& limits;
+  std::vector<double> residual;  // per directed link
+  std::vector<std::uint32_t> flows;
+  std::vector<DirectedLinkId> touched;
+  std::vector<std::uint32_t> nodeStamp;
+  std::uint32_t stamp = 0;
+  std::uint64_t work = 0;
+
+  Impl(const PlacementIndex& index, const LinkLoadModel& model, const PlacementLimits& lim)
+      : ix(index), load(model), limits(lim) {
+    residual.resize(load.size());
+    for (DirectedLinkId d = 0; d < load.size(); ++d) {
+      residual[d] = load.at(d).residualBytesPerSecond();
+    }
+    flows.assign(load.size(), 0);
+    nodeStamp.assign(ix.topology().nodes().size(), 0);
+  }
+
+  void add(DirectedLinkId d, std::uint32_t count) {
+    if (flows[d] == 0) touched.push_back(d);
+    flows[d] += count;
+    ++work;
+  }
+  void reset() {
+    for (DirectedLinkId d : touched) flows[d] = 0;
+    touched.clear();
+  }
+
+  double hostQuality(HostId h) const {
+    double q = 1.0;
+    for (const auto& hca : ix.hosts()[h].hcas) {
+      if (!hca.cabled) return 0.0;
+      q = std::min({q, residual[hca.tx] / ix.referenceBytesPerSecond(),
+                    residual[hca.rx] / ix.referenceBytesPerSecond()});
+    }
+    return q;
+  }
+
+  /// Fraction of the leaves' up-link capacity still free, worst leaf and worst direction.
+  double blockQuality(int block) const {
+    double q = 1.0;
+    for (NodeIndex leaf : ix.blocks()[block].leaves) {
+      double capUp = 0, freeUp = 0, capDown = 0, freeDown = 0;
+      for (int p : ix.upPorts(leaf)) {
+        DirectedLinkId tx = ix.slot(leaf, p).tx;
+        capUp += load.at(tx).capacityBytesPerSecond;
+        freeUp += residual[tx];
+        capDown += load.at(tx ^ 1u).capacityBytesPerSecond;
+        freeDown += residual[tx ^ 1u];
+      }
+      if (capUp > 0) q = std::min(q, freeUp / capUp);
+      if (capDown > 0) q = std::min(q, freeDown / capDown);
+    }
+    return q;
+  }
+
+  // `count` flows from switch `fromSwitch` (the source's leaf) to `dst`.
+  void routeFlows(NodeIndex fromSwitch, const PlacementIndex::Hca& dst, std::uint32_t count,
+                  Eval& e) {
+    int hops =
+        ix.traceFromSwitch(fromSwitch, dst.lid, dst.node, [&](DirectedLinkId d) { add(d, count); });
+    if (hops < 0) {
+      e.unroutedFlows += count;
+    } else {
+      e.maxHops = std::max(e.maxHops, hops);
+    }
+  }
+
+  void addRing(const Order& order, Eval& e) {
+    const auto& hosts = ix.hosts();
+    const std::size_t n = order.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& a = hosts[order[i]].hcas;
+      const auto& b = hosts[order[(i + 1) % n]].hcas;
+      // Rail by rail: HCA k of one host to HCA k of the next (merge by HCA index).
+      std::size_t x = 0, y = 0;
+      while (x < a.size() && y < b.size()) {
+        if (a[x].hcaIndex < b[y].hcaIndex) {
+          ++x;
+        } else if (b[y].hcaIndex < a[x].hcaIndex) {
+          ++y;
+        } else {
+          add(a[x].tx, 1);
+          routeFlows(a[x].leaf, b[y], 1, e);
+          ++x;
+          ++y;
+        }
+      }
+    }
+  }
+
+  void addAllToAll(const Order& order, Eval& e) {
+    // Flows from every source under one leaf to one destination share the path from that leaf
+    // on (LID routing depends only on the destination): trace once per (source leaf, dest HCA)
+    // and count the flows, O(leaves x hosts x rails) traces instead of O(hosts^2 x rails).
+    const auto& hosts = ix.hosts();
+    std::map<int, std::vector<const PlacementIndex::Hca*>> rails;
+    for (HostId h : order) {
+      for (const auto& hca : hosts[h].hcas) rails[hca.hcaIndex].push_back(&hca);
+    }
+    for (auto& [rail, members] : rails) {
+      const auto m = static_cast<std::uint32_t>(members.size());
+      if (m < 2) continue;
+      std::map<NodeIndex, std::uint32_t> perLeaf;
+      for (const auto* hca : members) {
+        add(hca->tx, m - 1);
+        ++perLeaf[hca->leaf];
+      }
+      for (const auto* dst : members) {
+        for (const auto& [leaf, count] : perLeaf) {
+          std::uint32_t c = count - (dst->leaf == leaf ? 1u : 0u);
+          if (c == 0) continue;
+          routeFlows(leaf, *dst, c, e);
+        }
+      }
+    }
+  }
+
+  void addHostLinks(const Order& order) {
+    for (HostId h : order) {
+      for (const auto& hca : ix.hosts()[h].hcas) {
+        add(hca.tx, 1);
+        add(hca.rx, 1);
+      }
+    }
+  }
+
+  /// Scores `order`; leaves the flow counts in place (call reset()).
+  Eval evaluate(const Order& order, CommPattern pattern) {
+    reset();
+    Eval e;
+    if (pattern == CommPattern::kNone || order.size() < 2) {
+      addHostLinks(order);
+    } else if (pattern == CommPattern::kRingAllreduce) {
+      addRing(order, e);
+    } else {
+      addAllToAll(order, e);
+    }
+    e.bottleneck = std::numeric_limits<double>::infinity();
+    for (DirectedLinkId d : touched) {
+      double share = residual[d] / flows[d];
+      if (share < e.bottleneck ||
+          (share == e.bottleneck &&
+           (e.bottleneckLink == PlacementIndex::kNoLink || d < e.bottleneckLink))) {
+        e.bottleneck = share;
+        e.bottleneckLink = d;
+      }
+    }
+    if (touched.empty()) e.bottleneck = ix.referenceBytesPerSecond();
+    if (e.unroutedFlows > 0) e.bottleneck = 0.0;
+    // Leaves and groups spanned.
+    ++stamp;
+    std::set<int> groups;
+    for (HostId h : order) {
+      const auto& info = ix.hosts()[h];
+      e.rails = std::max(e.rails, static_cast<int>(info.hcas.size()));
+      for (const auto& hca : info.hcas) {
+        if (!hca.cabled || nodeStamp[hca.leaf] == stamp) continue;
+        nodeStamp[hca.leaf] = stamp;
+        ++e.leafSwitches;
+        groups.insert(ix.topology().node(hca.leaf).group);
+      }
+    }
+    e.leafGroups = static_cast<int>(groups.size());
+    double leafSets = static_cast<double>(e.leafSwitches) / std::max(1, e.rails);
+    e.objective = e.bottleneck / ix.referenceBytesPerSecond() -
+                  kLeafPenalty * std::max(0.0, leafSets - 1.0) - kHopPenalty * e.maxHops;
+    return e;
+  }
+
+  std::string linkName(DirectedLinkId d) const {
+    const Topology& t = ix.topology();
+    PortRef s = load.sender(d);
+    PortRef r = load.receiver(d);
+    return t.node(s.node).description + "[" + std::to_string(s.port.value()) + "] -> " +
+           t.node(r.node).description + "[" + std::to_string(r.port.value()) + "]";
+  }
+
+  LinkLoad linkLoad(DirectedLinkId d) const {
+    const Topology& t = ix.topology();
+    PortRef s = load.sender(d);
+    PortRef r = load.receiver(d);
+    LinkLoad l;
+    l.fromNode = t.node(s.node).description;
+    l.fromGuid = t.node(s.node).guid.value();
+    l.fromPort = s.port.value();
+    l.toNode = t.node(r.node).description;
+    l.toGuid = t.node(r.node).guid.value();
+    l.toPort = r.port.value();
+    l.utilization = load.at(d).utilization;
+    l.congestion = load.at(d).congestion;
+    l.residualBytesPerSecond = residual[d];
+    l.jobFlows = static_cast<int>(flows[d]);
+    return l;
+  }
+
+  /// The full score of `order` (evaluates it again to read the links).
+  PlacementScore score(const Order& order, CommPattern pattern) {
+    Eval e = evaluate(order, pattern);
+    PlacementScore s;
+    s.leafSwitches = e.leafSwitches;
+    s.maxHops = e.maxHops;
+    s.bottleneckBytesPerSecond = e.bottleneck;
+    s.objective = e.objective;
+    std::vector<DirectedLinkId> hot = touched;
+    std::sort(hot.begin(), hot.end(), [&](DirectedLinkId a, DirectedLinkId b) {
+      double ua = load.at(a).utilization, ub = load.at(b).utilization;
+      if (ua != ub) return ua > ub;
+      double sa = residual[a] / flows[a], sb = residual[b] / flows[b];
+      if (sa != sb) return sa < sb;
+      return a < b;
+    });
+    if (hot.size() > limits.hottestLinks) hot.resize(limits.hottestLinks);
+    for (DirectedLinkId d : hot) s.hottestLinks.push_back(linkLoad(d));
+
+    std::string text = std::to_string(order.size()) + (order.size() == 1 ? " host" : " hosts") +
+                       " on " + std::to_string(e.leafSwitches) + " leaf switch" +
+                       (e.leafSwitches == 1 ? "" : "es") + " in " + std::to_string(e.leafGroups) +
+                       " leaf group" + (e.leafGroups == 1 ? "" : "s") + "; " +
+                       std::string(toString(pattern)) + " bottleneck " + gbps(e.bottleneck) +
+                       " GB/s per flow";
+    if (e.bottleneckLink != PlacementIndex::kNoLink) {
+      text += " at " + linkName(e.bottleneckLink) + " (" +
+              percent(load.at(e.bottleneckLink).utilization) + " used, " +
+              std::to_string(flows[e.bottleneckLink]) + " job flow" +
+              (flows[e.bottleneckLink] == 1 ? "" : "s") + ")";
+    }
+    text += "; max " + std::to_string(e.maxHops) + " switch hop" + (e.maxHops == 1 ? "" : "s");
+    if (e.unroutedFlows > 0) {
+      text += "; " + std::to_string(e.unroutedFlows) + " flows have no route";
+    }
+    s.explanation = std::move(text);
+    reset();
+    return s;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// PlacementEngine
+
+PlacementEngine::PlacementEngine(PlacementIndexPtr index, std::shared_ptr<const LinkLoadModel> load,
+                                 PlacementLimits limits)
+    : index_(std::move(index)), load_(std::move(load)), limits_(limits) {
+  if (!index_) throw PlacementError(PlacementError::Kind::kNotReady, "no placement index");
+  if (!load_) {
+    load_ = std::make_shared<const LinkLoadModel>(index_->topologyPtr());
+  } else if (load_->size() != index_->topology().links().size() * 2) {
+    throw PlacementError(PlacementError::Kind::kNotReady,
+                         "link load belongs to another topology snapshot");
+  }
+}
+
+PlacementScore PlacementEngine::score(const std::vector<std::string>& hostsInRankOrder,
+                                      CommPattern pattern) const {
+  const Topology& topo = index_->topology();
+  Order order;
+  for (const auto& name : hostsInRankOrder) {
+    const Host* h = topo.findHost(name);
+    if (!h) {
+      throw PlacementError(PlacementError::Kind::kInvalidRequest, "unknown host '" + name + "'");
+    }
+    order.push_back(static_cast<HostId>(h - topo.hosts().data()));
+  }
+  Impl impl(*index_, *load_, limits_);
+  return impl.score(order, pattern);
+}
+
+namespace {
+
+struct Candidate {
+  Order order;
+  Eval eval;
+};
+
+}  // namespace
+
+PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
+  using Kind = PlacementError::Kind;
+  const PlacementIndex& ix = *index_;
+  const Topology& topo = ix.topology();
+
+  // --- Request.
+  if (request.hosts < 0 || request.gpus < 0 || request.gpusPerHost < 0) {
+    throw PlacementError(Kind::kInvalidRequest, "hosts, gpus and gpus_per_host must be >= 0");
+  }
+  int wanted = request.hosts;
+  if (wanted == 0) {
+    if (request.gpus == 0) {
+      throw PlacementError(Kind::kInvalidRequest, "ask for hosts > 0 or gpus > 0");
+    }
+    if (request.gpusPerHost == 0) {
+      throw PlacementError(Kind::kInvalidRequest, "gpus needs gpus_per_host > 0");
+    }
+    wanted = (request.gpus + request.gpusPerHost - 1) / request.gpusPerHost;
+  }
+  if (request.alternatives < 1 || request.alternatives > 16) {
+    throw PlacementError(Kind::kInvalidRequest, "alternatives must be in 1..16");
+  }
+  const auto n = static_cast<std::size_t>(wanted);
+
+  // --- Eligible hosts.
+  PlacementAnswer answer;
+  std::vector<std::string> warnings;
+  std::size_t suppressed = 0;
+  auto warn = [&](std::string w) {
+    if (warnings.size() < limits_.maxWarnings) {
+      warnings.push_back(std::move(w));
+    } else {
+      ++suppressed;
+    }
+  };
+  std::vector<char> wantedHost(ix.hosts().size(), request.candidates.empty() ? 1 : 0);
+  std::size_t candidateCount = request.candidates.empty() ? ix.hosts().size() : 0;
+  for (const auto& name : request.candidates) {
+    const Host* h = topo.findHost(name);
+    if (!h) {
+      warn(name + ": unknown host (candidate ignored)");
+      continue;
+    }
+    auto id = static_cast<std::size_t>(h - topo.hosts().data());
+    if (!wantedHost[id]) ++candidateCount;
+    wantedHost[id] = 1;
+  }
+  std::size_t excluded = 0, down = 0, degraded = 0;
+  for (const auto& name : request.exclude) {
+    const Host* h = topo.findHost(name);
+    if (!h) {
+      warn(name + ": unknown host (exclude ignored)");
+      continue;
+    }
+    auto id = static_cast<std::size_t>(h - topo.hosts().data());
+    if (wantedHost[id]) ++excluded;
+    wantedHost[id] = 0;
+  }
+  std::vector<char> eligible(ix.hosts().size(), 0);
+  std::size_t eligibleCount = 0;
+  for (std::size_t h = 0; h < ix.hosts().size(); ++h) {
+    if (!wantedHost[h]) continue;
+    const auto& info = ix.hosts()[h];
+    std::string problem;
+    bool isDegraded = false;
+    if (info.hcas.empty()) problem = "no HCA";
+    for (const auto& hca : info.hcas) {
+      const std::string hcaName = topo.node(hca.node).description;
+      if (!hca.cabled) {
+        problem = "HCA " + hcaName + " has no link";
+        break;
+      }
+      auto state = load_->at(hca.tx).health;
+      if (state == telemetry::LinkState::kDown || state == telemetry::LinkState::kFaulty) {
+        problem = "HCA " + hcaName + " link " + std::string(telemetry::toString(state));
+        break;
+      }
+      if (state == telemetry::LinkState::kDegraded && !request.allowDegraded) {
+        problem = "HCA " + hcaName + " link degraded";
+        isDegraded = true;
+      }
+    }
+    if (!problem.empty()) {
+      ++(isDegraded ? degraded : down);
+      warn(info.name + ": " + problem + " (left out)");
+      continue;
+    }
+    eligible[h] = 1;
+    ++eligibleCount;
+  }
+  if (eligibleCount < n) {
+    std::string reason = "need " + std::to_string(n) + " hosts, only " +
+                         std::to_string(eligibleCount) + " eligible among " +
+                         std::to_string(candidateCount) +
+                         (request.candidates.empty() ? " hosts" : " candidates");
+    std::vector<std::string> why;
+    if (excluded) why.push_back(std::to_string(excluded) + " excluded");
+    if (down) why.push_back(std::to_string(down) + " with a down/faulty HCA link");
+    if (degraded) why.push_back(std::to_string(degraded) + " with a degraded HCA link");
+    if (!why.empty()) {
+      reason += " (";
+      for (std::size_t i = 0; i < why.size(); ++i) reason += (i ? ", " : "") + why[i];
+      reason += ")";
+    }
+    throw PlacementError(Kind::kUnsatisfiable, reason);
+  }
+
+  Impl impl(ix, *load_, limits_);
+  const CommPattern pattern = request.pattern;
+
+  // --- Blocks with their eligible hosts, best hosts first.
+  const auto& blocks = ix.blocks();
+  std::vector<double> hostQ(ix.hosts().size(), 0.0);
+  std::vector<std::vector<HostId>> free(blocks.size());
+  std::vector<double> blockQ(blocks.size(), 0.0);
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    for (HostId h : blocks[b].hosts) {
+      if (!eligible[h]) continue;
+      hostQ[h] = impl.hostQuality(h);
+      free[b].push_back(h);
+    }
+    std::stable_sort(free[b].begin(), free[b].end(), [&](HostId x, HostId y) {
+      if (hostQ[x] != hostQ[y]) return hostQ[x] > hostQ[y];
+      return ix.hosts()[x].name < ix.hosts()[y].name;
+    });
+    if (!free[b].empty()) blockQ[b] = impl.blockQuality(static_cast<int>(b));
+  }
+  std::vector<int> usable;
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    if (!free[b].empty()) usable.push_back(static_cast<int>(b));
+  }
+
+  // Rank order: blocks by (group, block), hosts by name: ring neighbours share a leaf.
+  auto canonical = [&](Order& order) {
+    std::sort(order.begin(), order.end(), [&](HostId x, HostId y) {
+      const auto& hx = ix.hosts()[x];
+      const auto& hy = ix.hosts()[y];
+      if (hx.block != hy.block) {
+        int gx = blocks[hx.block].group, gy = blocks[hy.block].group;
+        if (gx != gy) return gx < gy;
+        return hx.block < hy.block;
+      }
+      return hx.name < hy.name;
+    });
+  };
+
+  std::vector<Candidate> candidates;
+  std::set<std::vector<HostId>> seen;
+  auto consider = [&](Order order) {
+    canonical(order);
+    std::vector<HostId> key = order;
+    std::sort(key.begin(), key.end());
+    if (!seen.insert(key).second) return;
+    Candidate c;
+    c.eval = impl.evaluate(order, pattern);
+    c.order = std::move(order);
+    candidates.push_back(std::move(c));
+  };
+  // Takes whole blocks in `sequence` until n hosts; the last block gives its best hosts.
+  auto fill = [&](const std::vector<int>& sequence) {
+    Order order;
+    for (int b : sequence) {
+      for (HostId h : free[b]) {
+        if (order.size() == n) break;
+        order.push_back(h);
+      }
+      if (order.size() == n) break;
+    }
+    if (order.size() == n) consider(std::move(order));
+  };
+
+  // (a) One block when one is big enough: best-fit among the healthiest.
+  {
+    std::vector<int> fits;
+    for (int b : usable) {
+      if (free[b].size() >= n) fits.push_back(b);
+    }
+    auto minQ = [&](int b) { return hostQ[free[b][n - 1]]; };
+    std::stable_sort(fits.begin(), fits.end(), [&](int x, int y) {
+      double qx = std::min(minQ(x), blockQ[x]), qy = std::min(minQ(y), blockQ[y]);
+      if (n == 1 || pattern == CommPattern::kNone) qx = minQ(x), qy = minQ(y);
+      if (qx != qy) return qx > qy;
+      if (free[x].size() != free[y].size()) return free[x].size() < free[y].size();
+      return x < y;
+    });
+    for (std::size_t i = 0; i < fits.size() && i < 4; ++i) fill({fits[i]});
+  }
+  // (b) Several blocks, per leaf group and fabric-wide, in three orders.
+  {
+    std::map<int, std::vector<int>> byGroup;
+    for (int b : usable) byGroup[blocks[b].group].push_back(b);
+    std::vector<std::pair<double, int>> groupRank;
+    for (auto& [g, members] : byGroup) {
+      std::size_t total = 0;
+      double q = 0;
+      for (int b : members) {
+        total += free[b].size();
+        q += blockQ[b] * static_cast<double>(free[b].size());
+      }
+      if (total >= n) groupRank.emplace_back(-q / static_cast<double>(total), g);
+    }
+    std::sort(groupRank.begin(), groupRank.end());
+    std::vector<std::vector<int>> scopes;
+    for (std::size_t i = 0; i < groupRank.size() && i < 3; ++i) {
+      scopes.push_back(byGroup[groupRank[i].second]);
+    }
+    scopes.push_back(usable);
+    for (const auto& scope : scopes) {
+      std::vector<int> loadAware = scope, bestFit = scope, bucketed = scope;
+      std::stable_sort(loadAware.begin(), loadAware.end(), [&](int x, int y) {
+        if (blockQ[x] != blockQ[y]) return blockQ[x] > blockQ[y];
+        if (free[x].size() != free[y].size()) return free[x].size() > free[y].size();
+        return x < y;
+      });
+      std::stable_sort(bestFit.begin(), bestFit.end(), [&](int x, int y) {
+        if (free[x].size() != free[y].size()) return free[x].size() > free[y].size();
+        if (blockQ[x] != blockQ[y]) return blockQ[x] > blockQ[y];
+        return x < y;
+      });
+      std::stable_sort(bucketed.begin(), bucketed.end(), [&](int x, int y) {
+        long bx = std::lround(blockQ[x] * 10), by = std::lround(blockQ[y] * 10);
+        if (bx != by) return bx > by;
+        if (free[x].size() != free[y].size()) return free[x].size() > free[y].size();
+        return x < y;
+      });
+      fill(loadAware);
+      fill(bestFit);
+      fill(bucketed);
+    }
+  }
+  // (c) Small pools of eligible hosts: greedy construction on the exact objective from the best
+  // few seed hosts (one host at a time, the one that scores best), bounded by the work budget.
+  if (eligibleCount <= 64 && n >= 2) {
+    std::vector<HostId> pool;
+    for (int b : usable) pool.insert(pool.end(), free[b].begin(), free[b].end());
+    std::stable_sort(pool.begin(), pool.end(),
+                     [&](HostId x, HostId y) { return hostQ[x] > hostQ[y]; });
+    const std::uint64_t budget = impl.work + limits_.improvementWork;
+    for (std::size_t seed = 0; seed < pool.size() && seed < 8 && impl.work < budget; ++seed) {
+      Order order{pool[seed]};
+      std::vector<char> in(ix.hosts().size(), 0);
+      in[pool[seed]] = 1;
+      while (order.size() < n && impl.work < budget) {
+        double bestObjective = -1e18;
+        HostId bestHost = 0;
+        for (HostId u : pool) {
+          if (in[u]) continue;
+          Order o = order;
+          o.push_back(u);
+          canonical(o);
+          double obj = impl.evaluate(o, pattern).objective;
+          if (obj > bestObjective) {
+            bestObjective = obj;
+            bestHost = u;
+          }
+        }
+        order.push_back(bestHost);
+        in[bestHost] = 1;
+      }
+      if (order.size() == n) consider(std::move(order));
+    }
+  }
+  if (candidates.empty()) {
+    throw PlacementError(Kind::kUnsatisfiable,
+                         "no candidate set of " + std::to_string(n) + " hosts could be formed");
+  }
+  auto better = [](const Candidate& x, const Candidate& y) {
+    if (x.eval.objective != y.eval.objective) return x.eval.objective > y.eval.objective;
+    return x.order < y.order;
+  };
+  std::sort(candidates.begin(), candidates.end(), better);
+
+  // --- Local improvement of the best candidates (one work budget for all, best first): move the
+  // hosts behind the bottleneck link.
+  {
+    std::vector<char> chosen(ix.hosts().size(), 0);
+    const std::uint64_t budget = impl.work + limits_.improvementWork;
+    const bool small = eligibleCount <= 64;
+    std::vector<Candidate> improvedSet;
+    for (std::size_t start = 0;
+         start < std::min<std::size_t>(candidates.size(), 4) && impl.work < budget; ++start) {
+      Candidate best = candidates[start];
+      bool improved = true;
+      while (improved && impl.work < budget &&
+             best.eval.bottleneckLink != PlacementIndex::kNoLink) {
+        improved = false;
+        std::fill(chosen.begin(), chosen.end(), 0);
+        for (HostId h : best.order) chosen[h] = 1;
+        // Hosts whose flows or HCA links meet the bottleneck link: its two ends' hosts, and for a
+        // ring the two hosts of every edge that crosses it.
+        const DirectedLinkId hot = best.eval.bottleneckLink;
+        NodeIndex hotA = impl.load.sender(hot).node, hotB = impl.load.receiver(hot).node;
+        std::vector<std::size_t> critical;
+        const std::size_t size = best.order.size();
+        for (std::size_t i = 0; i < size; ++i) {
+          for (const auto& hca : ix.hosts()[best.order[i]].hcas) {
+            if (hca.node == hotA || hca.node == hotB || hca.leaf == hotA || hca.leaf == hotB) {
+              critical.push_back(i);
+              break;
+            }
+          }
+        }
+        if (pattern == CommPattern::kRingAllreduce && size >= 2) {
+          for (std::size_t i = 0; i < size; ++i) {
+            const auto& a = ix.hosts()[best.order[i]].hcas;
+            const auto& b = ix.hosts()[best.order[(i + 1) % size]].hcas;
+            bool crosses = false;
+            for (const auto& src : a) {
+              for (const auto& dst : b) {
+                if (src.hcaIndex != dst.hcaIndex || src.leaf == dst.leaf) continue;
+                ix.traceFromSwitch(src.leaf, dst.lid, dst.node,
+                                   [&](DirectedLinkId d) { crosses = crosses || d == hot; });
+              }
+            }
+            if (crosses) {
+              critical.push_back(i);
+              critical.push_back((i + 1) % size);
+            }
+          }
+        }
+        if (small && size <= 16) {
+          critical.resize(size);
+          std::iota(critical.begin(), critical.end(), std::size_t{0});
+        }
+        std::sort(critical.begin(), critical.end());
+        critical.erase(std::unique(critical.begin(), critical.end()), critical.end());
+        if (critical.size() > 8 && !small) critical.resize(8);
+
+        // Replacement pool: the best unchosen hosts of the blocks in use and of the best unused
+        // blocks.
+        std::vector<HostId> pool;
+        std::set<int> used;
+        for (HostId h : best.order) used.insert(ix.hosts()[h].block);
+        std::vector<int> others;
+        for (int b : usable) {
+          if (!used.count(b)) others.push_back(b);
+        }
+        std::stable_sort(others.begin(), others.end(),
+                         [&](int x, int y) { return blockQ[x] > blockQ[y]; });
+        if (others.size() > 4) others.resize(4);
+        std::vector<int> poolBlocks(used.begin(), used.end());
+        poolBlocks.insert(poolBlocks.end(), others.begin(), others.end());
+        if (small) poolBlocks = usable;
+        for (int b : poolBlocks) {
+          int taken = 0;
+          for (HostId h : free[b]) {
+            if (chosen[h]) continue;
+            pool.push_back(h);
+            if (++taken == 4 && !small) break;
+          }
+        }
+
+        auto tryOrder = [&](Order order, bool reorder) {
+          if (reorder) canonical(order);
+          Eval e = impl.evaluate(order, pattern);
+          if (e.objective > best.eval.objective + 1e-12) {
+            best.order = std::move(order);
+            best.eval = e;
+            return true;
+          }
+          return false;
+        };
+        for (std::size_t i : critical) {
+          if (impl.work >= budget) break;
+          // Another host of the same block in this rank position (a ring edge then targets
+          // another LID, so the leaf's tables send it up another port).
+          if (pattern == CommPattern::kRingAllreduce) {
+            for (std::size_t j = 0; j < size && !improved && impl.work < budget; ++j) {
+              if (j == i || ix.hosts()[best.order[j]].block != ix.hosts()[best.order[i]].block) {
+                continue;
+              }
+              Order o = best.order;
+              std::swap(o[i], o[j]);
+              improved = tryOrder(std::move(o), false);
+            }
+          }
+          for (HostId u : pool) {
+            if (improved || impl.work >= budget) break;
+            Order o = best.order;
+            o[i] = u;
+            improved = tryOrder(std::move(o), true);
+          }
+          if (improved) break;
+        }
+      }
+      improvedSet.push_back(std::move(best));
+    }
+    for (auto& best : improvedSet) {
+      std::vector<HostId> key = best.order;
+      std::sort(key.begin(), key.end());
+      if (seen.insert(key).second) {
+        candidates.push_back(best);
+        continue;
+      }
+      for (auto& c : candidates) {
+        std::vector<HostId> k = c.order;
+        std::sort(k.begin(), k.end());
+        if (k == key && best.eval.objective > c.eval.objective) c = best;
+      }
+    }
+    std::sort(candidates.begin(), candidates.end(), better);
+  }
+
+  // --- Answer.
+  const auto k = static_cast<std::size_t>(request.alternatives);
+  for (std::size_t i = 0; i < candidates.size() && i < k; ++i) {
+    PlacementOption option;
+    for (HostId h : candidates[i].order) option.hosts.push_back(ix.hosts()[h].name);
+    option.score = impl.score(candidates[i].order, pattern);
+    answer.options.push_back(std::move(option));
+  }
+  if (suppressed) warnings.push_back("... and " + std::to_string(suppressed) + " more");
+  answer.warnings = std::move(warnings);
+  return answer;
+}
+
+PlacementAnswer place(const PlacementInput& input, const PlacementRequest& request) {
+  auto index = std::make_shared<const PlacementIndex>(input.topology, input.tables);
+  PlacementEngine engine(std::move(index), input.load);
+  return engine.place(request);
+}
+
+}  // namespace ibfabric::routing

@@ -1,0 +1,153 @@
+// The placement engine: (topology, forwarding tables, link load, health, request) -> ranked
+// host sets (see placement.h for the request and answer).
+//
+// PlacementIndex is the per-(topology, tables) structure the engine precomputes once: hosts with
+// their HCAs (LID, leaf, HCA index), host blocks (hosts whose HCAs hang off the same leaves: a
+// leaf in a classic fat tree, a scalable unit in a rail-optimized one) grouped by leaf group,
+// and a flat port table for route tracing. PlacementEngine adds one LinkLoadModel and answers
+// requests. Both are immutable once built and thread-safe to use from any number of threads.
+//
+// Objective (higher is better), for a host set in rank order:
+//   objective = B / R - 0.005 * (leafSwitches / railsPerHost - 1) - 0.001 * maxHops
+// where B is the predicted per-flow bottleneck (bytes/s) of the pattern on the real routes and
+// R the fabric's fastest HCA link (so B / R is in [0, 1]). Bandwidth dominates; among equal
+// bandwidths fewer leaves and shorter routes win. docs/placement.md has the model and search.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "discovery/topology.h"
+#include "routing/forwarding.h"
+#include "routing/link_load.h"
+#include "routing/placement.h"
+
+namespace ibfabric::routing {
+
+struct PlacementInput {
+  TopologyPtr topology;  ///< must be the tables' topology (node indices refer to it)
+  ForwardingTablesPtr tables;
+  std::shared_ptr<const LinkLoadModel> load;  ///< of the same topology; null = idle fabric
+};
+
+/// Precomputed per (topology, tables) snapshot. Build once, share between engines.
+class PlacementIndex {
+ public:
+  struct Hca {
+    NodeIndex node = kNoNode;
+    PortRef port;  ///< the CA port that is cabled
+    Lid lid;
+    NodeIndex leaf = kNoNode;  ///< the switch at the other end (kNoNode when not cabled)
+    int hcaIndex = 0;
+    std::uint32_t link = 0;  ///< Topology::links() index of the CA's cable (when cabled)
+    bool cabled = false;
+    DirectedLinkId tx = 0xFFFFFFFFu;  ///< CA -> leaf
+    DirectedLinkId rx = 0xFFFFFFFFu;  ///< leaf -> CA
+  };
+  struct HostInfo {
+    std::string name;
+    std::vector<Hca> hcas;  ///< by HCA index
+    int block = -1;
+  };
+  struct Block {
+    std::vector<NodeIndex> leaves;  ///< sorted
+    std::vector<std::uint32_t> hosts;
+    int group = -1;
+  };
+  struct Slot {  ///< one (node, port)
+    DirectedLinkId tx = kNoLink;
+    NodeIndex remote = kNoNode;
+  };
+  static constexpr DirectedLinkId kNoLink = 0xFFFFFFFFu;
+
+  /// Throws PlacementError(kNotReady) without a topology or tables, or when the tables belong to
+  /// another topology snapshot.
+  PlacementIndex(TopologyPtr topology, ForwardingTablesPtr tables);
+
+  const Topology& topology() const { return *topology_; }
+  const TopologyPtr& topologyPtr() const { return topology_; }
+  const ForwardingTables& tables() const { return *tables_; }
+  const ForwardingTablesPtr& tablesPtr() const { return tables_; }
+  const std::vector<HostInfo>& hosts() const { return hosts_; }
+  const std::vector<Block>& blocks() const { return blocks_; }
+  const Slot& slot(NodeIndex node, int port) const { return slots_[portBase_[node] + port]; }
+  int portsOf(NodeIndex node) const { return portBase_[node + 1] - portBase_[node]; }
+  /// Fastest HCA link data rate of the fabric, bytes/s (> 0).
+  double referenceBytesPerSecond() const { return reference_; }
+  /// Up-ports (towards higher levels) of a leaf switch.
+  const std::vector<int>& upPorts(NodeIndex leaf) const { return upPorts_[leaf]; }
+
+  /// Follows the tables from switch `sw` to the CA `dstNode` at `dst`, calling onLink(tx link)
+  /// per cable crossed. Returns the switches crossed, or -1 (no table, no entry, a port without
+  /// a cable, a loop).
+  template <typename F>
+  int traceFromSwitch(NodeIndex sw, Lid dst, NodeIndex dstNode, F&& onLink) const {
+    NodeIndex cur = sw;
+    for (int switches = 1; switches <= kMaxSwitchHops; ++switches) {
+      const SwitchTable* t = tables_->table(cur);
+      if (!t) return -1;
+      std::uint16_t lid = dst.value();
+      if (lid >= t->ports.size() || t->ports[lid] == SwitchTable::kNoPort) return -1;
+      int port = t->ports[lid];
+      if (port >= portsOf(cur)) return -1;
+      const Slot& s = slot(cur, port);
+      if (s.tx == kNoLink) return -1;
+      onLink(s.tx);
+      if (s.remote == dstNode) return switches;
+      if (!isSwitch_[s.remote]) return -1;
+      cur = s.remote;
+    }
+    return -1;
+  }
+  static constexpr int kMaxSwitchHops = 32;
+
+ private:
+  TopologyPtr topology_;
+  ForwardingTablesPtr tables_;
+  std::vector<HostInfo> hosts_;
+  std::vector<Block> blocks_;
+  std::vector<std::uint32_t> portBase_;
+  std::vector<Slot> slots_;
+  std::vector<char> isSwitch_;
+  std::vector<std::vector<int>> upPorts_;
+  double reference_ = 1.0;
+};
+using PlacementIndexPtr = std::shared_ptr<const PlacementIndex>;
+
+struct PlacementLimits {
+  /// Local-improvement budget in link visits (deterministic, unlike a time budget).
+  std::uint64_t improvementWork = 400'000;
+  /// Warnings listed one by one; the rest are summed up in one line.
+  std::size_t maxWarnings = 32;
+  /// Hottest links reported per option.
+  std::size_t hottestLinks = 3;
+};
+
+class PlacementEngine {
+ public:
+  /// `load` null = an idle fabric; otherwise it must be of the index's topology.
+  PlacementEngine(PlacementIndexPtr index, std::shared_ptr<const LinkLoadModel> load,
+                  PlacementLimits limits = {});
+
+  /// Throws PlacementError.
+  PlacementAnswer place(const PlacementRequest& request) const;
+
+  /// Scores hosts exactly as given (rank order) under the request's pattern; the same objective
+  /// the search maximizes. Unknown host names throw PlacementError(kInvalidRequest).
+  PlacementScore score(const std::vector<std::string>& hostsInRankOrder, CommPattern pattern) const;
+
+  const PlacementIndex& index() const { return *index_; }
+  const LinkLoadModel& load() const { return *load_; }
+
+ private:
+  struct Impl;
+  PlacementIndexPtr index_;
+  std::shared_ptr<const LinkLoadModel> load_;
+  PlacementLimits limits_;
+};
+
+/// One-shot: builds the index and the engine, then places. Throws PlacementError.
+PlacementAnswer place(const PlacementInput& input, const PlacementRequest& request);
+
+}  // namespace ibfabric::routing
