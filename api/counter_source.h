@@ -10,10 +10,12 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "discovery/topology.h"
 #include "telemetry/counter_sweep.h"
 #include "telemetry/mad_engine.h"
+#include "telemetry/smp_attributes.h"
 
 namespace ibfabric::api {
 
@@ -34,6 +36,13 @@ class CounterSource {
   /// MAD engine statistics, when there is an engine.
   virtual std::optional<mad::MadEngineStats> engineStats() const { return std::nullopt; }
   virtual std::string describe() const = 0;
+  /// PortInfo of `ports` of the node at `lid` (one SMP GET each); nullopt for a port that did
+  /// not answer. Used to re-probe a switch after a trap. Throws SweepError when the source
+  /// cannot send SMPs.
+  virtual std::vector<std::optional<mad::PortInfo>> probePortInfo(
+      Lid /*lid*/, const std::vector<PortNum>& /*ports*/) {
+    throw SweepError(describe() + " cannot send SMPs");
+  }
 };
 using CounterSourcePtr = std::unique_ptr<CounterSource>;
 /// Creates a source; throws SweepError when it cannot (the service retries with backoff).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include "discovery/topology_delta.h"
 
@@ -86,6 +87,10 @@ void FabricService::publish(Fn&& change) {
   state_ = std::move(next);
 }
 
+void FabricService::publishChange(const std::function<void(ServiceState&)>& change) {
+  publish(change);
+}
+
 std::chrono::milliseconds FabricService::backoff(std::uint64_t failures,
                                                  std::chrono::milliseconds interval) const {
   auto delay = options_.retryBase;
@@ -120,6 +125,7 @@ bool FabricService::crawlOnce() {
     return false;
   }
 
+  std::lock_guard editLock(topologyEditMu_);
   TopologyPtr before = state()->topology;
   if (before) {
     TopologyDelta delta(before, topology);
@@ -287,7 +293,16 @@ void FabricService::sweepLoop() {
         [&](ServiceState& s) { s.sweep.nextAttempt = SysClock::now() + (next - Clock::now()); });
     lock.lock();
     // A new topology is swept at once: its ports (and those that left) are news.
-    cv_.wait_until(lock, next, [&] { return stopping_ || topologyGeneration_ != generation; });
+    for (;;) {
+      cv_.wait_until(lock, next, [&] {
+        return stopping_ || topologyGeneration_ != generation || !probeRequests_.empty();
+      });
+      if (stopping_ || probeRequests_.empty()) break;
+      const auto lids = std::exchange(probeRequests_, {});
+      lock.unlock();
+      probeSwitches(lids, source.get());
+      lock.lock();
+    }
   }
   lock.unlock();
   source.reset();

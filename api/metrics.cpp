@@ -10,6 +10,7 @@
 #include <array>
 #include <map>
 
+#include "api/osm_views.h"
 #include "discovery/formats.h"
 #include "telemetry/counter_sweep.h"
 
@@ -298,6 +299,7 @@ std::string renderMetrics(const ServiceState& s, const telemetry::EventLog& even
     }
   }
 
+  addOsmMetrics(*registry, s.osm);
   return prometheus::TextSerializer().Serialize(registry->Collect());
 }
 

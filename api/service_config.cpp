@@ -83,7 +83,8 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
       "mad",    "history_depth",  "event_capacity", "node_name_map"};
   for (const auto& kv : root) {
     const std::string key = scalar<std::string>(kv.first, "key");
-    if (!known.count(key)) throw ConfigError("config: unknown key \"" + key + "\"");
+    if (!known.count(key) && key != "osm_events")
+      throw ConfigError("config: unknown key \"" + key + "\"");
   }
   if (auto n = root["listen"]) c.listen = parseListenAddress(scalar<std::string>(n, "listen"));
   if (auto n = root["crawl_interval"])
@@ -97,6 +98,7 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
   if (auto n = root["log_level"]) c.logLevel = scalar<std::string>(n, "log_level");
   if (auto n = root["api_token"]) c.apiToken = scalar<std::string>(n, "api_token");
   if (auto n = root["node_name_map"]) c.nodeNameMap = scalar<std::string>(n, "node_name_map");
+  if (auto n = root["osm_events"]) c.osmEvents = scalar<std::string>(n, "osm_events");
   if (auto n = root["history_depth"]) c.historyDepth = scalar<std::size_t>(n, "history_depth");
   if (auto n = root["event_capacity"]) c.eventCapacity = scalar<std::size_t>(n, "event_capacity");
   if (auto mad = root["mad"]) {

@@ -13,6 +13,7 @@
 //   mad: {window: 64, timeout_ms: 200, retries: 3}
 //   history_depth: 64               # samples kept per port
 //   event_capacity: 10000
+//   osm_events: ""                  # Unix socket for the OpenSM event plugin; empty = off
 //
 // Plain value type; loading is a pure function of its input.
 #pragma once
@@ -55,6 +56,8 @@ struct ServiceConfig {
   int madRetries = 3;
   std::size_t historyDepth = 64;
   std::size_t eventCapacity = 10000;
+  /// Unix socket the OpenSM event plugin connects to (docs/opensm-plugin.md); empty = off.
+  std::string osmEvents;
 
   /// Throws ConfigError on out-of-range values.
   void validate() const;

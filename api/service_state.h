@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "api/osm_status.h"
 #include "discovery/topology.h"
 #include "telemetry/counter_sweep.h"
 #include "telemetry/link_health_eval.h"
@@ -56,6 +57,8 @@ struct ServiceState {
   std::optional<mad::MadEngineStats> engine;
   /// Events appended since the service started, by type name ("link_down", ...).
   std::map<std::string, std::uint64_t> eventsByType;
+  /// The OpenSM event plugin link and what was done about its events.
+  OsmState osm;
 
   /// First crawl and first sweep done.
   bool ready() const { return topology && counters; }

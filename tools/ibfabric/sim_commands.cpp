@@ -61,6 +61,8 @@ std::string localTime(std::int64_t t) {
 void addUp(CLI::App& simApp) {
   struct Opts {
     std::string file, name, routing = "ftree";
+    std::string osmPlugin, osmPluginOptions;
+    int smSweepInterval = 0;
     int timeout = 180;
     bool noSm = false;
   };
@@ -76,6 +78,13 @@ void addUp(CLI::App& simApp) {
       ->check(CLI::PositiveNumber);
   up->add_flag("--no-sm", o->noSm, "Start ibsim only (no OpenSM; ports stay Init without LIDs)");
   up->add_option("--routing", o->routing, "OpenSM routing engine")->capture_default_str();
+  up->add_option("--osm-plugin", o->osmPlugin,
+                 "Load this OpenSM event plugin (lib<name>.so), e.g. build/libibfabric_osm.so");
+  up->add_option("--osm-plugin-options", o->osmPluginOptions,
+                 "OpenSM event_plugin_options (for libibfabric_osm.so: the daemon's socket)");
+  up->add_option("--sm-sweep-interval", o->smSweepInterval,
+                 "OpenSM sweep_interval in seconds (default: OpenSM's, 10)")
+      ->check(CLI::NonNegativeNumber);
   up->callback([o] {
     guarded([&] {
       const auto start = Clock::now();
@@ -85,6 +94,9 @@ void addUp(CLI::App& simApp) {
       opts.timeout = std::chrono::seconds(o->timeout);
       opts.withSm = !o->noSm;
       opts.routing = o->routing;
+      opts.osmPlugin = o->osmPlugin;
+      opts.osmPluginOptions = o->osmPluginOptions;
+      opts.smSweepInterval = o->smSweepInterval;
       const auto st = sim::up(opts);
       const double secs = std::chrono::duration<double>(Clock::now() - start).count();
       std::printf("fabric \"%s\" is up in %.1f s: %zu nodes (%zu switches, %zu HCAs), %zu links",
