@@ -294,9 +294,16 @@ void FabricService::sweepLoop() {
     lock.lock();
     // A new topology is swept at once: its ports (and those that left) are news.
     for (;;) {
-      cv_.wait_until(lock, next, [&] {
+      // Ports still coming up are looked at again within a second (also without SM events).
+      const auto until =
+          pendingUp_.empty() ? next : std::min(next, Clock::now() + std::chrono::seconds(1));
+      cv_.wait_until(lock, until, [&] {
         return stopping_ || topologyGeneration_ != generation || !probeRequests_.empty();
       });
+      if (probeRequests_.empty() && !pendingUp_.empty() && Clock::now() < next) {
+        probeRequests_.merge(pendingUp_);
+        pendingUp_.clear();
+      }
       if (stopping_ || probeRequests_.empty()) break;
       const auto lids = std::exchange(probeRequests_, {});
       lock.unlock();

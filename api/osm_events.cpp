@@ -106,8 +106,6 @@ OsmEvent parseOsmEvent(std::string_view line) {
         e.lid = Lid{static_cast<std::uint16_t>(unsignedField(j, "lid", true, 0xFFFF))};
       if (field(j, "port", false))
         e.port = PortNum{static_cast<std::uint8_t>(unsignedField(j, "port", true, 0xFF))};
-      if (e.trapNumber == 128 && e.trapSwitchLid().value() == 0)
-        fail("trap 128 without a switch LID (\"lid\" and \"issuer_lid\" are 0)");
       break;
     }
     case OsmEventType::kSubnetUp:

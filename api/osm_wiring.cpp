@@ -8,7 +8,10 @@ void OsmEventDispatcher::operator()(const OsmEvent& event) {
   FabricService& service = service_;
   switch (event.type) {
     case OsmEventType::kTrap:
-      if (event.trapNumber == 128) {
+      if (event.trapNumber == 128 && event.trapSwitchLid().value() == 0) {
+        spdlog::info("osm events: trap 128 without a switch LID: crawling");
+        service.requestCrawl();
+      } else if (event.trapNumber == 128) {
         spdlog::info("osm events: trap 128 (port state change) from switch LID {}",
                      event.trapSwitchLid().value());
         service.requestPortProbe(event.trapSwitchLid());

@@ -94,8 +94,8 @@ TEST(OsmEventParser, MalformedLinesGiveClearErrors) {
   EXPECT_EQ(errorOf(R"({"type":"subnet_up","seq":1,"time":"now","dropped":0})"),
             "field \"time\" must be a number, got \"now\"");
   EXPECT_EQ(errorOf(R"({"type":"subnet_up","seq":1,"time":1})"), "missing field \"dropped\"");
-  EXPECT_EQ(errorOf(R"({"type":"trap","seq":1,"time":1,"dropped":0,"trap":128,"issuer_lid":0})"),
-            "trap 128 without a switch LID (\"lid\" and \"issuer_lid\" are 0)");
+  EXPECT_EQ(errorOf(R"({"type":"trap","seq":1,"time":1,"dropped":0,"trap":128})"),
+            "missing field \"issuer_lid\"");
   EXPECT_EQ(errorOf(R"({"type":"trap","seq":1,"time":1,"dropped":0,"trap":70000,"issuer_lid":1})"),
             "field \"trap\" out of range (70000 > 65535)");
   EXPECT_EQ(errorOf(R"({"type":"lft_change","seq":1,"time":1,"dropped":0,"switch_guid":"zz"})"),
