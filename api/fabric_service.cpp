@@ -294,9 +294,9 @@ void FabricService::sweepLoop() {
     lock.lock();
     // A new topology is swept at once: its ports (and those that left) are news.
     for (;;) {
-      // Ports still coming up are looked at again within a second (also without SM events).
+      // Switches with ports still coming up or silent are probed again within 200 ms.
       const auto until =
-          pendingUp_.empty() ? next : std::min(next, Clock::now() + std::chrono::seconds(1));
+          pendingUp_.empty() ? next : std::min(next, Clock::now() + std::chrono::milliseconds(200));
       cv_.wait_until(lock, until, [&] {
         return stopping_ || topologyGeneration_ != generation || !probeRequests_.empty();
       });

@@ -22,7 +22,15 @@ struct FabricService::ProbeMemory {
     std::optional<LinkRate> remoteRate;  // the other end's
   };
   std::map<std::pair<Guid, PortNum>, Removed> removed;
+  /// Probes of a switch in a row in which some port did not answer. Right after a cable
+  /// breaks, LID-routed SMPs to its switch may still be routed over it until the SM has
+  /// rerouted: such a switch is probed again shortly (kUnansweredRetries times) before a crawl.
+  std::map<Lid, int> unanswered;
 };
+
+namespace {
+constexpr int kUnansweredRetries = 5;
+}  // namespace
 
 namespace {
 
@@ -123,7 +131,8 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
 
   auto& memory = *probeMemory_;
   TopologyEdit edit;
-  bool needCrawl = false, pending = false;
+  std::string needCrawl;  // why a crawl is needed; empty = not needed
+  bool pending = false;
   struct FarEnd {
     Guid node;
     PortNum port;
@@ -134,16 +143,27 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
   std::vector<FarEnd> farEnds;
   std::vector<std::pair<Guid, PortNum>> restored;
 
-  for (std::size_t i = 0; i < ports.size(); ++i) {
-    if (!infos[i]) {
-      needCrawl = true;
-      continue;
+  std::size_t silent = 0;
+  for (const auto& info : infos) silent += info ? 0 : 1;
+  if (silent > 0) {
+    if (++memory.unanswered[lid] <= kUnansweredRetries) {
+      spdlog::debug("trap from LID {}: {} of {} ports did not answer; probing again shortly",
+                    lid.value(), silent, ports.size());
+      std::lock_guard lock(mu_);
+      pendingUp_.insert(lid);
+      return;
     }
+    needCrawl = std::to_string(silent) + " ports did not answer";
+  }
+  memory.unanswered.erase(lid);
+
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    if (!infos[i]) continue;
     const PortNum p = ports[i];
     const mad::PortInfo& info = *infos[i];
     const Port* old = sw.port(p);
     if (!old) {
-      if (!isDown(info)) needCrawl = true;
+      if (!isDown(info)) needCrawl = "port " + std::to_string(i + 1) + " is not in the topology";
       continue;
     }
     const auto newState = static_cast<PortState>(info.portState & 0xF);
@@ -172,7 +192,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     // The port has a link again.
     auto it = memory.removed.find({sw.guid, p});
     if (it == memory.removed.end()) {
-      needCrawl = true;
+      needCrawl = "port " + std::to_string(p.value()) + " came up on an unknown cable";
       continue;
     }
     if (newState != PortState::kActive) {
@@ -183,7 +203,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     const Node* rn = topo->findNode(r.remoteNode);
     const Port* rp = rn ? rn->port(r.remotePort) : nullptr;
     if (!rp || rp->remote) {
-      needCrawl = true;
+      needCrawl = "the far end of port " + std::to_string(p.value()) + " is cabled elsewhere";
       continue;
     }
     edit.addLinks.push_back(LinkKey::of(sw.guid, p, r.remoteNode, r.remotePort));
@@ -233,11 +253,13 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       TopologyDelta delta(topo, next);
       for (const auto& line : delta.describeAll())
         spdlog::info("trap from LID {}: {}", lid.value(), line);
-      telemetry::appendTopologyEvents(events_, delta);
+      // The snapshot first, then the events: a client woken by link_down reads the new topology.
       publishChange([&](ServiceState& s) {
         s.topology = next;
         s.osm.portProbes++;
       });
+      telemetry::appendTopologyEvents(events_, delta);
+      publishChange([](ServiceState&) {});  // counts the new events by type
       for (const auto& key : restored) memory.removed.erase(key);
       {
         std::lock_guard lock(mu_);
@@ -256,7 +278,10 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     std::lock_guard lock(mu_);
     pendingUp_.insert(lid);
   }
-  if (needCrawl) requestCrawl();
+  if (!needCrawl.empty()) {
+    spdlog::info("trap from LID {}: {}; crawling", lid.value(), needCrawl);
+    requestCrawl();
+  }
 }
 
 }  // namespace ibfabric::api
