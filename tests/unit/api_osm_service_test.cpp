@@ -155,6 +155,44 @@ TEST(ApiOsmService, TrapReprobesTheSwitchAndPublishesLinkDownWithoutACrawl) {
   EXPECT_EQ(*leaf2->activeRate, k4xHdr);  // the rate it had before the cable went down
 }
 
+TEST(ApiOsmService, SilentPortsAreProbedAgainBeforeACrawl) {
+  Harness h;
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
+  // Right after the cable broke, SMPs to the leaf are still routed over it: no answers.
+  {
+    std::lock_guard lock(h.script->mu);
+    h.script->answers.erase({kLeafLid.value(), 1});
+    h.script->answers.erase({kLeafLid.value(), 2});
+  }
+  h.service->requestPortProbe(kLeafLid);
+  ASSERT_TRUE(waitFor(
+      [&] {
+        std::lock_guard lock(h.script->mu);
+        return h.script->probes >= 2;  // probed again on its own
+      },
+      10s, 5ms));
+  // The SM has rerouted: the leaf answers, port 2 is down.
+  h.script->set(kLeafLid, 1, PortState::kActive, PhysPortState::kLinkUp);
+  h.script->set(kLeafLid, 2, PortState::kDown, PhysPortState::kPolling);
+  h.script->set(kSpineLid, 1, PortState::kDown, PhysPortState::kPolling);
+  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkDown).size() == 1; }, 10s));
+  EXPECT_EQ(h.topo->calls(), 1);  // no crawl
+  EXPECT_EQ(h.service->state()->osm.portProbeFailures, 0u);
+}
+
+TEST(ApiOsmService, SwitchesThatStaySilentFallBackToACrawl) {
+  Harness h;
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
+  {
+    std::lock_guard lock(h.script->mu);
+    h.script->answers.clear();
+  }
+  h.service->requestPortProbe(kLeafLid);
+  ASSERT_TRUE(waitFor([&] { return h.topo->calls() == 2; }, 10s));
+  std::lock_guard lock(h.script->mu);
+  EXPECT_EQ(h.script->probes, 6);  // the first probe and 5 more, then the crawl
+}
+
 TEST(ApiOsmService, UnknownSwitchesAndUnknownCablesFallBackToACrawl) {
   Harness h;
   ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
