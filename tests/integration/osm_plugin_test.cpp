@@ -187,6 +187,26 @@ TEST(OsmPluginSim, SubSecondLinkEventsReroutesAndDaemonRestarts) {
   ASSERT_NE(daemon->signalAndWait(SIGTERM, 5s), -1) << daemon->log();
 }
 
+TEST(OsmPluginCli, BadPluginAndSocketPathsAreClearErrors) {
+  auto net = writeScratchFile("osm-bad.net", fatTreeText("b", 1, 1, 1));
+  auto r = runCli({"sim", "up", net.string(), "--name", uniqueFabricName("osmbad"), "--osm-plugin",
+                   "/tmp/not-a-plugin.so"});
+  EXPECT_EQ(r.exitCode, 1) << r.describe();
+  EXPECT_NE(r.err.find("must be a lib<name>.so file"), std::string::npos) << r.describe();
+  r = runCli({"sim", "up", net.string(), "--name", uniqueFabricName("osmbad"), "--osm-plugin",
+              (scratchDir() / "libmissing.so").string()});
+  EXPECT_EQ(r.exitCode, 1) << r.describe();
+  EXPECT_NE(r.err.find("no such OpenSM plugin"), std::string::npos) << r.describe();
+
+  // The daemon refuses a socket path that is an ordinary file (and leaves the file alone).
+  auto file = writeScratchFile("osm-not-a-socket.txt", "keep me");
+  r = runProcess({IBFABRIC_DAEMON_PATH, "--listen", "127.0.0.1:0", "--osm-events", file.string()},
+                 30s);
+  EXPECT_EQ(r.exitCode, 1) << r.describe();
+  EXPECT_NE(r.err.find("not a socket"), std::string::npos) << r.describe();
+  EXPECT_TRUE(std::filesystem::is_regular_file(file));
+}
+
 #else
 TEST(OsmPluginSim, SubSecondLinkEventsReroutesAndDaemonRestarts) {
   GTEST_SKIP() << "libibfabric_osm.so is not built (no OpenSM headers)";
