@@ -10,12 +10,14 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "api/counter_clear.h"
 #include "discovery/topology.h"
 #include "routing/forwarding.h"
 #include "telemetry/counter_sweep.h"
 #include "telemetry/mad_engine.h"
+#include "telemetry/smp_attributes.h"
 
 namespace ibfabric::api {
 
@@ -50,6 +52,13 @@ class CounterSource {
   virtual ClearCountersResult clearCounters(telemetry::PortKey /*key*/, Lid /*lid*/) {
     return {ClearCountersResult::Status::kUnsupported, false,
             "the counter source (" + describe() + ") cannot clear counters"};
+  }
+  /// PortInfo of `ports` of the node at `lid` (one SMP GET each); nullopt for a port that did
+  /// not answer. Used to re-probe a switch after a trap. Throws SweepError when the source
+  /// cannot send SMPs.
+  virtual std::vector<std::optional<mad::PortInfo>> probePortInfo(
+      Lid /*lid*/, const std::vector<PortNum>& /*ports*/) {
+    throw SweepError(describe() + " cannot send SMPs");
   }
 };
 using CounterSourcePtr = std::unique_ptr<CounterSource>;

@@ -6,6 +6,7 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include "api/routing_state.h"
 #include "discovery/topology_delta.h"
@@ -93,6 +94,10 @@ void FabricService::publish(Fn&& change) {
   state_ = std::move(next);
 }
 
+void FabricService::publishChange(const std::function<void(ServiceState&)>& change) {
+  publish(change);
+}
+
 std::chrono::milliseconds FabricService::backoff(std::uint64_t failures,
                                                  std::chrono::milliseconds interval) const {
   auto delay = options_.retryBase;
@@ -127,6 +132,7 @@ bool FabricService::crawlOnce() {
     return false;
   }
 
+  std::lock_guard editLock(topologyEditMu_);
   TopologyPtr before = state()->topology;
   if (before) {
     TopologyDelta delta(before, topology);
@@ -381,11 +387,25 @@ void FabricService::sweepLoop() {
     lock.lock();
     // A new topology is swept at once: its ports (and those that left) are news.
     for (;;) {
-      cv_.wait_until(lock, next, [&] {
-        return stopping_ || topologyGeneration_ != generation || !clearJobs_.empty();
+      // Switches with ports still coming up or silent are probed again within 200 ms.
+      const auto until =
+          pendingUp_.empty() ? next : std::min(next, Clock::now() + std::chrono::milliseconds(200));
+      cv_.wait_until(lock, until, [&] {
+        return stopping_ || topologyGeneration_ != generation || !clearJobs_.empty() ||
+               !probeRequests_.empty();
       });
-      if (clearJobs_.empty() || stopping_) break;
-      runClears();
+      if (stopping_) break;
+      if (!clearJobs_.empty()) runClears();
+      if (probeRequests_.empty() && !pendingUp_.empty() && Clock::now() < next) {
+        probeRequests_.merge(pendingUp_);
+        pendingUp_.clear();
+      }
+      if (!stopping_ && !probeRequests_.empty()) {
+        const auto lids = std::exchange(probeRequests_, {});
+        lock.unlock();
+        probeSwitches(lids, source.get());
+        lock.lock();
+      }
       if (stopping_ || topologyGeneration_ != generation || Clock::now() >= next) break;
     }
   }

@@ -21,12 +21,15 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "api/counter_source.h"
+#include "api/osm_status.h"
 #include "api/service_state.h"
 #include "discovery/crawler.h"
 #include "telemetry/counter_history.h"
@@ -86,7 +89,25 @@ class FabricService {
   const telemetry::EventLog& events() const { return events_; }
   const telemetry::CounterHistory& history() const { return history_; }
 
+  // OpenSM events (api/osm_events.h, docs/opensm-plugin.md); fabric_service_osm.cpp.
+  /// Re-reads the PortInfo of every port of the switch with this LID on the sweep thread (it
+  /// owns the MAD engine) and publishes the edited topology with its link_down / link_up events
+  /// at once. Unknown switches or cables fall back to requestCrawl(). Returns at once.
+  void requestPortProbe(Lid switchLid);
+  /// Re-probes switches whose ports came up but were not Active yet (call after an SM sweep).
+  void requestPendingProbes();
+  /// The subnet manager changed forwarding tables. The hook for re-reading them: counted and
+  /// logged; nothing is re-read until forwarding tables are part of the service state.
+  void requestRouteRefresh(const std::string& reason);
+  /// Publishes the plugin link's status in the state.
+  void setOsmLink(const OsmLinkStatus& link);
+
  private:
+  struct ProbeMemory;
+  /// publish() for code in other files (the template lives in fabric_service.cpp).
+  void publishChange(const std::function<void(ServiceState&)>& change);
+  void probeSwitches(const std::set<Lid>& lids, CounterSource* source);
+  void probeSwitch(Lid lid, CounterSource& source);
   template <typename Fn>
   void publish(Fn&& change);
   void discoveryLoop();
@@ -120,6 +141,10 @@ class FabricService {
   std::atomic<bool> stopping_{false};
   std::deque<std::shared_ptr<ClearJob>> clearJobs_;  // guarded by mu_; run by the sweep thread
   std::set<telemetry::PortKey> rebaseline_;          // sweep thread only: cleared since last sweep
+  std::set<Lid> probeRequests_;  // guarded by mu_
+  std::set<Lid> pendingUp_;      // guarded by mu_
+  std::mutex topologyEditMu_;    // a crawl and a probe publish topologies one at a time
+  std::shared_ptr<ProbeMemory> probeMemory_;  // sweep thread only
 
   std::thread discovery_;
   std::thread sweeper_;

@@ -1,5 +1,6 @@
 #include "api/json_views.h"
 
+#include "api/osm_views.h"
 #include "discovery/formats.h"
 #include "telemetry/port_rates.h"
 
@@ -103,6 +104,7 @@ json healthJson(const ServiceState& s, std::chrono::system_clock::time_point now
             {"uptime_seconds", std::chrono::duration<double>(now - s.started).count()},
             {"crawl", activityJson(s.crawl, now)},
             {"sweep", activityJson(s.sweep, now)}};
+  j["osm"] = osmJson(s.osm, now);
   if (!s.sweepSource.empty()) j["sweep"]["source"] = s.sweepSource;
   if (s.routes.lastAttempt) j["routes"] = activityJson(s.routes, now);
   if (s.topology) j["crawl"]["source"] = s.topology->stats().source;

@@ -12,6 +12,7 @@
 
 #include "api/metrics_text.h"
 #include "api/routing_state.h"
+#include "api/osm_views.h"
 #include "discovery/formats.h"
 #include "telemetry/counter_sweep.h"
 
@@ -143,6 +144,7 @@ std::string renderMetrics(const ServiceState& s, const telemetry::EventLog& even
     }
   }
 
+  addOsmMetrics(*registry, s.osm);
   std::string out = prometheus::TextSerializer().Serialize(registry->Collect());
   // The fabric counts and the per-port series (the bulk) without a registry: metrics_text.h.
   appendFabricMetrics(out, s);

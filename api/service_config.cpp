@@ -126,7 +126,7 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
                                                     "metrics", "tls"};
   for (const auto& kv : root) {
     const std::string key = scalar<std::string>(kv.first, "key");
-    if (!known.count(key) && !operational.count(key))
+    if (!known.count(key) && !operational.count(key) && key != "osm_events")
       throw ConfigError("config: unknown key \"" + key + "\"");
   }
   applyOperationalKeys(root, c);
@@ -142,6 +142,7 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
   if (auto n = root["log_level"]) c.logLevel = scalar<std::string>(n, "log_level");
   if (auto n = root["api_token"]) c.apiToken = scalar<std::string>(n, "api_token");
   if (auto n = root["node_name_map"]) c.nodeNameMap = scalar<std::string>(n, "node_name_map");
+  if (auto n = root["osm_events"]) c.osmEvents = scalar<std::string>(n, "osm_events");
   if (auto n = root["history_depth"]) c.historyDepth = scalar<std::size_t>(n, "history_depth");
   if (auto n = root["event_capacity"]) c.eventCapacity = scalar<std::size_t>(n, "event_capacity");
   if (auto mad = root["mad"]) {

@@ -17,6 +17,7 @@
 //   expected_topology: ""           # net file or discovery JSON compared after each crawl
 //   metrics: {port_labels: full}    # full | minimal (per-port series: guid, port, level only)
 //   tls: {cert: "", key: ""}        # PEM files: serve HTTPS
+//   osm_events: ""                  # Unix socket for the OpenSM event plugin; empty = off
 //
 // Plain value type; loading is a pure function of its input.
 #pragma once
@@ -64,6 +65,8 @@ struct ServiceConfig {
   std::string metricsPortLabels = "full";
   std::string tlsCert;
   std::string tlsKey;
+  /// Unix socket the OpenSM event plugin connects to (docs/opensm-plugin.md); empty = off.
+  std::string osmEvents;
 
   /// Throws ConfigError on out-of-range values.
   void validate() const;

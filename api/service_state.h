@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "api/expected_topology.h"
+#include "api/osm_status.h"
 #include "discovery/topology.h"
 #include "routing/forwarding.h"
 #include "telemetry/counter_sweep.h"
@@ -67,6 +68,8 @@ struct ServiceState {
   ActivityStatus routes;
   /// Events appended since the service started, by type name ("link_down", ...).
   std::map<std::string, std::uint64_t> eventsByType;
+  /// The OpenSM event plugin link and what was done about its events.
+  OsmState osm;
 
   /// First crawl and first sweep done.
   bool ready() const { return topology && counters; }

@@ -40,6 +40,18 @@ class UmadCounterSource final : public CounterSource {
     if (reason) *reason = st.reason;
     return tables;
   }
+  std::vector<std::optional<mad::PortInfo>> probePortInfo(
+      Lid lid, const std::vector<PortNum>& ports) override {
+    std::vector<mad::MadRequest> requests;
+    for (PortNum p : ports)
+      requests.push_back({mad::smpAddress(lid), mad::buildPortInfoGet(p.value()), {}});
+    const auto results = engine_->run(std::move(requests));
+    std::vector<std::optional<mad::PortInfo>> out(results.size());
+    for (std::size_t i = 0; i < results.size(); ++i)
+      if (results[i].ok() && mad::madStatus(results[i].reply) == 0)
+        out[i] = mad::decodePortInfo(results[i].reply);
+    return out;
+  }
   std::string describe() const override {
     return "umad " + transport_.caName() + ":" + std::to_string(transport_.portNum());
   }

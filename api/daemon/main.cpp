@@ -19,6 +19,7 @@
 #include "api/counter_source.h"
 #include "api/crawl_child.h"
 #include "api/fabric_service.h"
+#include "api/osm_wiring.h"
 #include "api/rest_server.h"
 #include "api/service_config.h"
 #include "api/version.h"
@@ -38,6 +39,7 @@ struct Flags {
   std::optional<int> caPort;
   std::optional<std::string> logLevel;
   std::optional<std::string> nodeNameMap;
+  std::optional<std::string> osmEvents;
 };
 
 /// Defaults, then the file, then the flags.
@@ -51,6 +53,7 @@ ServiceConfig resolveConfig(const Flags& f) {
   if (f.caPort) c.caPort = *f.caPort;
   if (f.logLevel) c.logLevel = *f.logLevel;
   if (f.nodeNameMap) c.nodeNameMap = *f.nodeNameMap;
+  if (f.osmEvents) c.osmEvents = *f.osmEvents;
   c.validate();
   return c;
 }
@@ -129,6 +132,15 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
                versionString(), config.listen.host, port, config.crawlInterval.count(),
                config.sweepInterval.count());
 
+  std::unique_ptr<OsmEventListener> osm;
+  if (!config.osmEvents.empty()) {
+    try {
+      osm = startOsmEventListener(config.osmEvents, service);
+    } catch (const std::exception& e) {
+      spdlog::critical("{}", e.what());
+      return 1;
+    }
+  }
   service.start();
   std::thread http([&server] {
     if (!server.run()) spdlog::error("http server stopped with an error");
@@ -158,6 +170,7 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
     break;
   }
   server.stop();
+  if (osm) osm->stop();
   service.stop();
   http.join();
   spdlog::info("stopped");
@@ -181,6 +194,8 @@ int main(int argc, char** argv) {
                  "trace|debug|info|warn|error|critical|off (default: info)");
   app.add_option("--node-name-map", flags.nodeNameMap,
                  "ibnetdiscover-style map of node GUIDs to names");
+  app.add_option("--osm-events", flags.osmEvents,
+                 "Unix socket for the OpenSM event plugin (docs/opensm-plugin.md; default off)");
   app.add_flag("--check-config", checkConfig, "validate the configuration and exit (0 ok, 1 not)");
   app.add_flag("--crawl-once", crawlOnce,
                "internal: crawl once and print the topology JSON (the daemon's crawl child)")

@@ -19,9 +19,10 @@ namespace ibfabric::testing {
 
 using Clock = std::chrono::steady_clock;
 
-DaemonProcess::DaemonProcess(const SimFabric& fabric, const std::vector<std::string>& args) {
+DaemonProcess::DaemonProcess(const SimFabric& fabric, const std::vector<std::string>& args,
+                             const std::string& tag) {
   static int serial = 0;
-  errPath_ = scratchDir() / ("daemon-" + fabric.name() + "-" + std::to_string(++serial) + ".err");
+  errPath_ = scratchDir() / (tag + "-" + fabric.name() + "-" + std::to_string(++serial) + ".err");
   std::vector<std::string> argv = {
       cliPath().string(), "sim", "run", "--name", fabric.name(), "--", daemonPath().string()};
   argv.insert(argv.end(), args.begin(), args.end());

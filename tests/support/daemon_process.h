@@ -21,7 +21,10 @@ namespace ibfabric::testing {
 
 class DaemonProcess {
  public:
-  DaemonProcess(const SimFabric& fabric, const std::vector<std::string>& args);
+  /// `tag` prefixes the stderr scratch file's name. Throws std::runtime_error when the process
+  /// cannot be started.
+  DaemonProcess(const SimFabric& fabric, const std::vector<std::string>& args,
+                const std::string& tag = "daemon");
   ~DaemonProcess();
   DaemonProcess(const DaemonProcess&) = delete;
   DaemonProcess& operator=(const DaemonProcess&) = delete;

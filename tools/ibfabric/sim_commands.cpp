@@ -61,6 +61,8 @@ std::string localTime(std::int64_t t) {
 void addUp(CLI::App& simApp) {
   struct Opts {
     std::string file, name, routing = "ftree";
+    std::string osmPlugin, osmPluginOptions;
+    int smSweepInterval = 0;
     int timeout = 180;
     bool noSm = false;
     std::vector<std::string> smOptions;
@@ -80,6 +82,13 @@ void addUp(CLI::App& simApp) {
   up->add_option("--sm-option", o->smOptions,
                  "Extra OpenSM option KEY=VALUE for opensm.conf (repeatable), e.g. "
                  "sweep_on_trap=FALSE");
+  up->add_option("--osm-plugin", o->osmPlugin,
+                 "Load this OpenSM event plugin (lib<name>.so), e.g. build/libibfabric_osm.so");
+  up->add_option("--osm-plugin-options", o->osmPluginOptions,
+                 "OpenSM event_plugin_options (for libibfabric_osm.so: the daemon's socket)");
+  up->add_option("--sm-sweep-interval", o->smSweepInterval,
+                 "OpenSM sweep_interval in seconds (default: OpenSM's, 10)")
+      ->check(CLI::NonNegativeNumber);
   up->callback([o] {
     guarded([&] {
       const auto start = Clock::now();
@@ -93,6 +102,9 @@ void addUp(CLI::App& simApp) {
         if (auto eq = kv.find('='); eq != std::string::npos) kv[eq] = ' ';
         opts.smOptions.push_back(kv);  // sim::up rejects malformed ones
       }
+      opts.osmPlugin = o->osmPlugin;
+      opts.osmPluginOptions = o->osmPluginOptions;
+      opts.smSweepInterval = o->smSweepInterval;
       const auto st = sim::up(opts);
       const double secs = std::chrono::duration<double>(Clock::now() - start).count();
       std::printf("fabric \"%s\" is up in %.1f s: %zu nodes (%zu switches, %zu HCAs), %zu links",

@@ -161,6 +161,9 @@ void saveState(const FabricState& s, const StateExtras& extras = {}) {
       {"links", s.links},
       {"sm", s.withSm},
       {"routing", s.routing},
+      {"osmPlugin", s.osmPlugin},
+      {"osmPluginOptions", s.osmPluginOptions},
+      {"smSweepInterval", s.smSweepInterval},
       {"smHost", s.smHost},
       {"clientHost", s.clientHost},
       {"ibsim", procToJson(s.ibsim)},
@@ -195,6 +198,9 @@ std::optional<std::pair<FabricState, StateExtras>> readState(const fs::path& dir
     s.links = j.value("links", std::size_t{0});
     s.withSm = j.value("sm", true);
     s.routing = j.value("routing", "");
+    s.osmPlugin = j.value("osmPlugin", "");
+    s.osmPluginOptions = j.value("osmPluginOptions", "");
+    s.smSweepInterval = j.value("smSweepInterval", 0);
     s.smHost = j.value("smHost", "");
     s.clientHost = j.value("clientHost", "");
     s.ibsim = procFromJson(j.value("ibsim", nlohmann::json{}));
@@ -341,6 +347,13 @@ std::string opensmConfig(const FabricState& s) {
     << "log_flags 0x43\n"
     << "log_file " << s.opensmLog().string() << "\n"
     << "dump_files_dir " << (s.dir / "dump").string() << "\n";
+  if (s.smSweepInterval > 0) c << "sweep_interval " << s.smSweepInterval << "\n";
+  if (!s.osmPlugin.empty()) {
+    // OpenSM dlopen()s "lib<event_plugin_name>.so" from the library path.
+    const std::string file = fs::path(s.osmPlugin).filename().string();
+    c << "event_plugin_name " << file.substr(3, file.size() - 6) << "\n";
+    if (!s.osmPluginOptions.empty()) c << "event_plugin_options " << s.osmPluginOptions << "\n";
+  }
   return c.str();
 }
 
@@ -577,6 +590,17 @@ FabricState up(const UpOptions& options) {
   s.links = fabric.linkCount();
   s.withSm = options.withSm;
   s.routing = options.routing;
+  if (!options.osmPlugin.empty()) {
+    const std::string file = options.osmPlugin.filename().string();
+    if (file.size() <= 6 || !file.starts_with("lib") || !file.ends_with(".so"))
+      throw SimError("OpenSM plugin must be a lib<name>.so file: " + options.osmPlugin.string());
+    if (!fs::is_regular_file(options.osmPlugin))
+      throw SimError("no such OpenSM plugin: " + options.osmPlugin.string());
+    s.osmPlugin = fs::absolute(options.osmPlugin).string();
+    s.osmPluginOptions = options.osmPluginOptions;
+  }
+  if (options.smSweepInterval < 0) throw SimError("the SM sweep interval must be >= 0");
+  s.smSweepInterval = options.smSweepInterval;
   std::vector<const NetNode*> connectedCas;
   std::size_t ports = 0;
   for (const auto& n : fabric.nodes) {
@@ -670,6 +694,12 @@ FabricState up(const UpOptions& options) {
       sm.env = clientEnv(s, s.smHost);
       sm.env["OSM_TMP_DIR"] = (s.dir / "osm-tmp").string();
       sm.env["OSM_CACHE_DIR"] = (s.dir / "osm-cache").string();
+      if (!s.osmPlugin.empty()) {
+        std::string path = fs::path(s.osmPlugin).parent_path().string();
+        if (auto it = sm.env.find("LD_LIBRARY_PATH"); it != sm.env.end() && !it->second.empty())
+          path += ":" + it->second;
+        sm.env["LD_LIBRARY_PATH"] = path;
+      }
       sm.cwd = s.workDir();
       sm.logPath = s.dir / "opensm.out";
       s.opensm = spawnDetached(sm);

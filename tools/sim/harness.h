@@ -56,6 +56,12 @@ struct FabricState {
   std::int64_t startedAt = 0;  // unix seconds
   std::string status;          // "starting" | "up"
 
+  /// OpenSM event plugin: the library (lib<name>.so) and its event_plugin_options; "" = none.
+  std::string osmPlugin;
+  std::string osmPluginOptions;
+  /// OpenSM sweep_interval in seconds; 0 = OpenSM's default.
+  int smSweepInterval = 0;
+
   std::filesystem::path fabricCopy() const { return dir / "fabric.net"; }
   std::filesystem::path ibsimLog() const { return dir / "ibsim.log"; }
   std::filesystem::path opensmLog() const { return dir / "opensm.log"; }
@@ -81,6 +87,12 @@ struct UpOptions {
   /// Extra OpenSM config lines "key value", appended to opensm.conf (e.g. "sweep_on_trap FALSE",
   /// "sweep_interval 0": an SM that does not reroute after Unlink). Checked by up().
   std::vector<std::string> smOptions;
+  /// Loads this OpenSM event plugin (a lib<name>.so; its directory goes on OpenSM's
+  /// LD_LIBRARY_PATH) with `osmPluginOptions` as event_plugin_options.
+  std::filesystem::path osmPlugin;
+  std::string osmPluginOptions;
+  /// OpenSM's sweep_interval in seconds; 0 keeps OpenSM's default (10 s).
+  int smSweepInterval = 0;
 };
 
 /// Starts ibsim (and OpenSM unless !withSm) and returns once every connected HCA port is Active

@@ -1,0 +1,44 @@
+// Topology edits: a new snapshot derived from an existing one with a few ports' states changed
+// and a few cables removed or added, without a crawl.
+//
+// Used when a subnet manager reports a port state change: the daemon re-reads just the affected
+// switch's PortInfo and publishes the edited snapshot at once (the next crawl confirms it).
+// Node identities, descriptions (node-name map names included), LIDs, rates and every
+// unchanged port are copied; the fat-tree analysis runs again on the result.
+//
+// Pure function of its inputs; thread-safe.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "discovery/topology.h"
+#include "discovery/topology_delta.h"
+
+namespace ibfabric {
+
+/// New state of one port (what its PortInfo says now).
+struct PortStateUpdate {
+  Guid node;
+  PortNum port;
+  PortState state = PortState::kDown;
+  PhysPortState physState = PhysPortState::kPolling;
+  /// Active width and speed; nullopt while the link is not up.
+  std::optional<LinkRate> activeRate;
+};
+
+struct TopologyEdit {
+  std::vector<PortStateUpdate> ports;
+  /// Cables to drop (both ends stay, without a remote).
+  std::vector<LinkKey> removeLinks;
+  /// Cables to add between existing ports.
+  std::vector<LinkKey> addLinks;
+  bool empty() const { return ports.empty() && removeLinks.empty() && addLinks.empty(); }
+};
+
+/// Applies `edit` to `before`. Throws std::invalid_argument when an update or cable names a
+/// node or port that `before` does not have, or an added cable's end is already cabled.
+TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit);
+
+}  // namespace ibfabric

@@ -1,0 +1,235 @@
+// FabricService's reactions to OpenSM events, with scripted seams: a trap re-probes the switch
+// through the counter source (no crawl) and publishes link_down at once; a port that comes back
+// is restored once it is Active (after the SM's sweep); unknown switches fall back to a crawl;
+// routing passes that changed LFTs reach the refresh hook once; the link status is published.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+
+#include "api/fabric_service.h"
+#include "api/fake_sources.h"
+#include "api/osm_wiring.h"
+#include "tests/support/subprocess.h"
+
+namespace ibfabric::api {
+namespace {
+
+using namespace std::chrono_literals;
+using telemetry::EventType;
+using testing::waitFor;
+
+const LinkRate k4xHdr{LinkWidth::k4x, LinkSpeed::kHdr};
+const Guid kCa{0x100001}, kLeaf{0x200001}, kSpine{0x200002};
+const Lid kLeafLid{1}, kSpineLid{2};
+
+Port port(int num, Guid guid, std::uint16_t lid) {
+  Port p;
+  p.num = PortNum{static_cast<std::uint8_t>(num)};
+  p.guid = guid;
+  p.lid = Lid{lid};
+  p.state = PortState::kActive;
+  p.physState = PhysPortState::kLinkUp;
+  if (num != 0 || guid == Guid{kCa.value() + 1}) p.activeRate = k4xHdr;
+  return p;
+}
+
+/// host[1] -- leaf[1]; leaf[2] -- spine[1]. LIDs: leaf 1, spine 2, host 3.
+TopologyPtr fabric() {
+  TopologyBuilder b;
+  b.addNode({NodeType::kCa, kCa, kCa, "host1 mlx5_0", 0, 0, 0, 1});
+  b.addNode({NodeType::kSwitch, kLeaf, kLeaf, "leaf", 0, 0, 0, 2});
+  b.addNode({NodeType::kSwitch, kSpine, kSpine, "spine", 0, 0, 0, 1});
+  b.addPort(kCa, port(1, Guid{kCa.value() + 1}, 3));
+  for (int p = 0; p <= 2; ++p) b.addPort(kLeaf, port(p, kLeaf, 1));
+  for (int p = 0; p <= 1; ++p) b.addPort(kSpine, port(p, kSpine, 2));
+  b.connect(kCa, PortNum{1}, kLeaf, PortNum{1});
+  b.connect(kLeaf, PortNum{2}, kSpine, PortNum{1});
+  return b.build();
+}
+
+/// PortInfo answers by (LID, port), scripted by the test.
+struct ProbeScript {
+  std::mutex mu;
+  std::map<std::pair<std::uint16_t, int>, mad::PortInfo> answers;
+  int probes = 0;
+  void set(Lid lid, int p, PortState s, PhysPortState ph) {
+    std::lock_guard lock(mu);
+    mad::PortInfo info;
+    info.portState = static_cast<std::uint8_t>(s);
+    info.portPhysState = static_cast<std::uint8_t>(ph);
+    answers[{lid.value(), p}] = info;
+  }
+};
+
+class ProbingSource final : public CounterSource {
+ public:
+  ProbingSource(std::shared_ptr<FakeCounterControl> c, std::shared_ptr<ProbeScript> script)
+      : fake_(std::move(c)), script_(std::move(script)) {}
+  void setTopology(TopologyPtr t) override { fake_.setTopology(std::move(t)); }
+  telemetry::CounterSnapshotPtr sweep() override { return fake_.sweep(); }
+  std::string describe() const override { return "probing fake"; }
+  std::vector<std::optional<mad::PortInfo>> probePortInfo(
+      Lid lid, const std::vector<PortNum>& ports) override {
+    std::lock_guard lock(script_->mu);
+    ++script_->probes;
+    std::vector<std::optional<mad::PortInfo>> out;
+    for (PortNum p : ports) {
+      auto it = script_->answers.find({lid.value(), p.value()});
+      out.push_back(it == script_->answers.end() ? std::nullopt
+                                                 : std::optional<mad::PortInfo>(it->second));
+    }
+    return out;
+  }
+
+ private:
+  FakeCounterSource fake_;
+  std::shared_ptr<ProbeScript> script_;
+};
+
+struct Harness {
+  ScriptedTopologySource* topo = nullptr;
+  std::shared_ptr<ProbeScript> script = std::make_shared<ProbeScript>();
+  std::unique_ptr<FabricService> service;
+  Harness() {
+    auto source = std::make_unique<ScriptedTopologySource>();
+    topo = source.get();
+    topo->push(fabric());
+    FabricServiceOptions o;
+    o.crawlInterval = 1h;  // only the first crawl and the ones asked for
+    o.sweepInterval = 1h;
+    auto control = std::make_shared<FakeCounterControl>();
+    service = std::make_unique<FabricService>(
+        std::move(source),
+        [control, s = script]() -> CounterSourcePtr {
+          return std::make_unique<ProbingSource>(control, s);
+        },
+        o);
+    // Everything answers Active until told otherwise.
+    for (int p = 1; p <= 2; ++p)
+      script->set(kLeafLid, p, PortState::kActive, PhysPortState::kLinkUp);
+    script->set(kSpineLid, 1, PortState::kActive, PhysPortState::kLinkUp);
+    service->start();
+  }
+  std::vector<telemetry::Event> events(EventType type) {
+    telemetry::EventQuery q;
+    q.types = {type};
+    return service->events().query(q);
+  }
+};
+
+TEST(ApiOsmService, TrapReprobesTheSwitchAndPublishesLinkDownWithoutACrawl) {
+  Harness h;
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
+  ASSERT_EQ(h.service->state()->topology->links().size(), 2u);
+
+  h.script->set(kLeafLid, 2, PortState::kDown, PhysPortState::kPolling);
+  h.script->set(kSpineLid, 1, PortState::kDown, PhysPortState::kPolling);
+  h.service->requestPortProbe(kLeafLid);
+  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkDown).size() == 1; }, 10s));
+  auto down = h.events(EventType::kLinkDown)[0];
+  EXPECT_TRUE((down.end.node == kLeaf && down.remote && down.remote->node == kSpine) ||
+              (down.end.node == kSpine && down.remote && down.remote->node == kLeaf));
+  auto s = h.service->state();
+  EXPECT_EQ(s->topology->links().size(), 1u);
+  EXPECT_EQ(s->osm.portProbes, 1u);
+  EXPECT_EQ(h.topo->calls(), 1);  // no crawl was needed
+  EXPECT_EQ(s->topology->findNode(kSpine)->port(PortNum{1})->state, PortState::kDown);
+  // The sweeper follows the new topology: the leaf-spine ports are swept no more.
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->counters->topology == s->topology; }, 10s));
+
+  // The link trains (Init): nothing yet; once the SM has made it Active, link_up.
+  h.script->set(kLeafLid, 2, PortState::kInit, PhysPortState::kLinkUp);
+  h.service->requestPortProbe(kLeafLid);
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->osm.portProbes == 2; }, 10s));
+  EXPECT_TRUE(h.events(EventType::kLinkUp).empty());
+  h.script->set(kLeafLid, 2, PortState::kActive, PhysPortState::kLinkUp);
+  h.script->set(kSpineLid, 1, PortState::kActive, PhysPortState::kLinkUp);
+  h.service->requestPendingProbes();
+  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkUp).size() == 1; }, 10s));
+  s = h.service->state();
+  EXPECT_EQ(s->topology->links().size(), 2u);
+  EXPECT_EQ(h.topo->calls(), 1);
+  const Port* leaf2 = s->topology->findNode(kLeaf)->port(PortNum{2});
+  ASSERT_TRUE(leaf2->activeRate);
+  EXPECT_EQ(*leaf2->activeRate, k4xHdr);  // the rate it had before the cable went down
+}
+
+TEST(ApiOsmService, SilentPortsAreProbedAgainBeforeACrawl) {
+  Harness h;
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
+  // Right after the cable broke, SMPs to the leaf are still routed over it: no answers.
+  {
+    std::lock_guard lock(h.script->mu);
+    h.script->answers.erase({kLeafLid.value(), 1});
+    h.script->answers.erase({kLeafLid.value(), 2});
+  }
+  h.service->requestPortProbe(kLeafLid);
+  ASSERT_TRUE(waitFor(
+      [&] {
+        std::lock_guard lock(h.script->mu);
+        return h.script->probes >= 2;  // probed again on its own
+      },
+      10s, 5ms));
+  // The SM has rerouted: the leaf answers, port 2 is down.
+  h.script->set(kLeafLid, 1, PortState::kActive, PhysPortState::kLinkUp);
+  h.script->set(kLeafLid, 2, PortState::kDown, PhysPortState::kPolling);
+  h.script->set(kSpineLid, 1, PortState::kDown, PhysPortState::kPolling);
+  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkDown).size() == 1; }, 10s));
+  EXPECT_EQ(h.topo->calls(), 1);  // no crawl
+  EXPECT_EQ(h.service->state()->osm.portProbeFailures, 0u);
+}
+
+TEST(ApiOsmService, SwitchesThatStaySilentFallBackToACrawl) {
+  Harness h;
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
+  {
+    std::lock_guard lock(h.script->mu);
+    h.script->answers.clear();
+  }
+  h.service->requestPortProbe(kLeafLid);
+  ASSERT_TRUE(waitFor([&] { return h.topo->calls() == 2; }, 10s));
+  std::lock_guard lock(h.script->mu);
+  EXPECT_EQ(h.script->probes, 6);  // the first probe and 5 more, then the crawl
+}
+
+TEST(ApiOsmService, UnknownSwitchesAndUnknownCablesFallBackToACrawl) {
+  Harness h;
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
+  h.service->requestPortProbe(Lid{99});
+  ASSERT_TRUE(waitFor([&] { return h.topo->calls() == 2; }, 10s));
+  EXPECT_EQ(h.service->state()->osm.portProbeFailures, 1u);
+  EXPECT_TRUE(h.events(EventType::kLinkDown).empty());
+}
+
+TEST(ApiOsmService, RoutingPassesThatChangedTablesReachTheRefreshHookOnce) {
+  Harness h;
+  OsmEventDispatcher dispatch(*h.service);
+  OsmEvent lft;
+  lft.type = OsmEventType::kLftChange;
+  lft.switchGuid = kLeaf;
+  OsmEvent done;
+  done.type = OsmEventType::kUcastRoutingDone;
+  done.reason = "heavy_sweep";
+  dispatch(done);  // a heavy sweep that changed nothing
+  EXPECT_EQ(h.service->state()->osm.routeRefreshRequests, 0u);
+  for (int i = 0; i < 5; ++i) dispatch(lft);
+  dispatch(done);
+  auto s = h.service->state();
+  EXPECT_EQ(s->osm.routeRefreshRequests, 1u);
+  EXPECT_EQ(s->osm.lastRouteRefreshReason, "heavy_sweep: 5 LFT change(s)");
+  done.reason = "reroute";
+  dispatch(done);
+  EXPECT_EQ(h.service->state()->osm.routeRefreshRequests, 2u);
+
+  OsmLinkStatus link;
+  link.enabled = true;
+  link.connected = true;
+  link.smState = "standby";
+  h.service->setOsmLink(link);
+  EXPECT_EQ(h.service->state()->osm.link.smState, "standby");
+  EXPECT_TRUE(h.service->state()->osm.link.connected);
+}
+
+}  // namespace
+}  // namespace ibfabric::api
