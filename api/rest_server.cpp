@@ -121,6 +121,26 @@ std::shared_ptr<const std::string> RestServer::metricsFor(const ServiceStatePtr&
   return metricsText_;
 }
 
+void RestServer::addRoutes(const std::function<void(httplib::Server&, const Authorizer&)>& add) {
+  add(*server_, [this](const Request& req, Response& res) {
+    const std::string expected = token();
+    const std::string auth = req.get_header_value("Authorization");
+    if (expected.empty())
+      sendError(res, 403, "writes are disabled (no api_token set)");
+    else if (auth.rfind("Bearer ", 0) != 0)
+      sendError(res, 401, "bearer token required");
+    else if (auth.substr(7) != expected)
+      sendError(res, 403, "wrong token");
+    else
+      return true;
+    return false;
+  });
+}
+
+void RestServer::addMetrics(std::function<std::string()> render) {
+  extraMetrics_.push_back(std::move(render));
+}
+
 void RestServer::routes() {
   auto& svr = *server_;
   FabricService& service = service_;
@@ -157,7 +177,10 @@ void RestServer::routes() {
   });
   svr.Get("/metrics", [this, &service](const Request&, Response& res) {
     auto text = metricsFor(service.state());
-    res.set_content(*text, "text/plain; version=0.0.4");
+    if (extraMetrics_.empty()) return res.set_content(*text, "text/plain; version=0.0.4");
+    std::string all = *text;
+    for (const auto& render : extraMetrics_) all += render();
+    res.set_content(all, "text/plain; version=0.0.4");
   });
 
   svr.Get("/api/v1/topology", [&service, now](const Request&, Response& res) {

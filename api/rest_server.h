@@ -9,15 +9,19 @@
 // Thread-safety: bind() then run() on one thread; stop() and setToken() from any other.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "api/fabric_service.h"
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace ibfabric::api {
 
@@ -43,6 +47,13 @@ class RestServer {
   void stop();
   void setToken(std::string token);
 
+  /// Refuses a write (401/403 JSON already sent) unless it carries the bearer token.
+  using Authorizer = std::function<bool(const httplib::Request&, httplib::Response&)>;
+  /// Lets another module (e.g. api/pool_endpoints.h) add its routes. Call before run().
+  void addRoutes(const std::function<void(httplib::Server&, const Authorizer&)>& add);
+  /// Text appended to every /metrics scrape, rendered per scrape. Call before run().
+  void addMetrics(std::function<std::string()> render);
+
  private:
   void routes();
   std::string token() const;
@@ -58,6 +69,7 @@ class RestServer {
   std::uint64_t metricsEvents_ = 0;
   std::shared_ptr<const std::string> metricsText_;
   std::unique_ptr<httplib::Server> server_;
+  std::vector<std::function<std::string()>> extraMetrics_;
 };
 
 /// The OpenAPI document (api/openapi.json, embedded at build time).

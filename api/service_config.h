@@ -13,6 +13,7 @@
 //   mad: {window: 64, timeout_ms: 200, retries: 3}
 //   history_depth: 64               # samples kept per port
 //   event_capacity: 10000
+//   pool: {inventory: FILE, journal: DIR, quotas: [...]}   # GPU pool allocator (docs/pool.md)
 //
 // Plain value type; loading is a pure function of its input.
 #pragma once
@@ -23,6 +24,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "api/pool_config.h"
 
 namespace ibfabric::api {
 
@@ -55,6 +58,7 @@ struct ServiceConfig {
   int madRetries = 3;
   std::size_t historyDepth = 64;
   std::size_t eventCapacity = 10000;
+  PoolConfig pool;
 
   /// Throws ConfigError on out-of-range values.
   void validate() const;

@@ -43,6 +43,7 @@ enum class EventType : std::uint8_t {
   kCounterReset,
   kPortUnreachable,
   kPortGone,
+  kPoolAllocationDegraded,  ///< a GPU pool allocation's host failed (scheduler_hooks/pool.h)
 };
 /// "link_down", "link_up", "link_degraded", "link_recovered", "flapping", "error_threshold",
 /// "congestion_high", "congestion_cleared", "counter_reset", "port_unreachable", "port_gone".

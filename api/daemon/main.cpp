@@ -19,6 +19,7 @@
 #include "api/counter_source.h"
 #include "api/crawl_child.h"
 #include "api/fabric_service.h"
+#include "api/pool_endpoints.h"
 #include "api/rest_server.h"
 #include "api/service_config.h"
 #include "api/version.h"
@@ -99,6 +100,16 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
   RestOptions ro;
   ro.token = config.apiToken;
   RestServer server(service, ro);
+  std::unique_ptr<PoolService> pool;  // the GPU pool allocator, with a `pool:` block
+  if (config.pool.enabled) {
+    try {
+      pool = std::make_unique<PoolService>(service, config.pool);
+    } catch (const std::exception& e) {
+      spdlog::critical("pool: {}", e.what());
+      return 1;
+    }
+    pool->attach(server);
+  }
   const int port = server.bind(config.listen.host, config.listen.port);
   if (port < 0) {
     spdlog::critical("cannot listen on {}:{}", config.listen.host, config.listen.port);
@@ -111,6 +122,7 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
                config.sweepInterval.count());
 
   service.start();
+  if (pool) pool->start();
   std::thread http([&server] {
     if (!server.run()) spdlog::error("http server stopped with an error");
   });
@@ -139,6 +151,7 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
     break;
   }
   server.stop();
+  if (pool) pool->stop();
   service.stop();
   http.join();
   spdlog::info("stopped");
