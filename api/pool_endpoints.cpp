@@ -83,17 +83,18 @@ json usageJson(const scheduler_hooks::PoolUsage& u) {
   }
   const auto secs =
       std::chrono::duration_cast<std::chrono::seconds>(u.now.time_since_epoch()).count();
-  return {{"total_gpus", u.totalGpus},
-          {"usable_gpus", u.usableGpus},
-          {"used_gpus", u.usedGpus},
-          {"free_gpus", std::max(0.0, u.usableGpus - u.usedGpus)},
-          {"classes", classes},
-          {"quotas", quotas},
-          {"unknown_hosts", u.unknownHosts},
-          {"preemptions", u.preemptions},
-          {"journal", {{"records_since_snapshot", u.journalRecords},
-                       {"torn_bytes_at_start", u.tornBytesAtStart}}},
-          {"now_unix", secs}};
+  return {
+      {"total_gpus", u.totalGpus},
+      {"usable_gpus", u.usableGpus},
+      {"used_gpus", u.usedGpus},
+      {"free_gpus", std::max(0.0, u.usableGpus - u.usedGpus)},
+      {"classes", classes},
+      {"quotas", quotas},
+      {"unknown_hosts", u.unknownHosts},
+      {"preemptions", u.preemptions},
+      {"journal",
+       {{"records_since_snapshot", u.journalRecords}, {"torn_bytes_at_start", u.tornBytesAtStart}}},
+      {"now_unix", secs}};
 }
 
 /// The placer the daemon gives the pool.
@@ -179,13 +180,13 @@ PoolService::PoolService(FabricService& service, const PoolConfig& config, routi
     }
     spdlog::info("pool: inventory {}: {} hosts ({} new)", config.inventory, hosts.size(), added);
   }
-  duration_ = &prometheus::BuildHistogram()
-                   .Name("ibfabric_pool_allocation_duration_seconds")
-                   .Help("Time to decide and journal one allocation request (incl. preemption)")
-                   .Register(*registry_)
-                   .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005,
-                                                                    0.01, 0.025, 0.05, 0.1, 0.25,
-                                                                    0.5, 1.0});
+  duration_ =
+      &prometheus::BuildHistogram()
+           .Name("ibfabric_pool_allocation_duration_seconds")
+           .Help("Time to decide and journal one allocation request (incl. preemption)")
+           .Register(*registry_)
+           .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                            0.025, 0.05, 0.1, 0.25, 0.5, 1.0});
 }
 
 PoolService::~PoolService() { stop(); }
@@ -260,8 +261,7 @@ void PoolService::routes(httplib::Server& svr, const RestServer::Authorizer& aut
     for (const auto& a : pool.list()) out.push_back(toJson(a));
     sendJson(res, {{"allocations", out}});
   });
-  svr.Post("/api/v1/pool/allocations", [this, &pool, authorize](const Request& req,
-                                                                Response& res) {
+  svr.Post("/api/v1/pool/allocations", [this, &pool, authorize](const Request& req, Response& res) {
     if (!authorize(req, res)) return;
     guarded(res, [&] {
       const auto request = scheduler_hooks::requestFromJson(parseBody(req));
@@ -299,8 +299,9 @@ std::string PoolService::renderMetrics() const {
   prometheus::Registry reg;
   auto& gpus = prometheus::BuildGauge()
                    .Name("ibfabric_pool_gpus")
-                   .Help("GPUs of the pool by state (allocated, degraded, free, unavailable) and "
-                         "class (MIG instances count as their share of a GPU)")
+                   .Help(
+                       "GPUs of the pool by state (allocated, degraded, free, unavailable) and "
+                       "class (MIG instances count as their share of a GPU)")
                    .Register(reg);
   auto& allocs = prometheus::BuildGauge()
                      .Name("ibfabric_pool_allocations")

@@ -454,9 +454,8 @@ struct Pool::Impl {
       // Best fit: the fullest hosts that still have room first (packs partial hosts).
       std::erase_if(cands, [&](const Cand& c) { return c.free < r.gpusPerHost; });
       if (static_cast<int>(cands.size()) < n) {
-        why = "capacity: " + std::to_string(n) + " hosts with " +
-              std::to_string(r.gpusPerHost) + " free GPUs needed, " +
-              std::to_string(cands.size()) + " available";
+        why = "capacity: " + std::to_string(n) + " hosts with " + std::to_string(r.gpusPerHost) +
+              " free GPUs needed, " + std::to_string(cands.size()) + " available";
         return std::nullopt;
       }
       std::sort(cands.begin(), cands.end(), [&](const Cand& a, const Cand& b) {
@@ -471,14 +470,15 @@ struct Pool::Impl {
       return out;
     }
     if (total < r.gpus) {
-      why = "capacity: " + std::to_string(r.gpus) + " free GPUs needed, " +
-            std::to_string(total) + " available";
+      why = "capacity: " + std::to_string(r.gpus) + " free GPUs needed, " + std::to_string(total) +
+            " available";
       return std::nullopt;
     }
     // One host if any fits (the fullest that does), else partial hosts first, most free first.
     const Cand* best = nullptr;
     for (const auto& c : cands)
-      if (c.free >= r.gpus && (!best || std::tie(c.free, name(c)) < std::tie(best->free, name(*best))))
+      if (c.free >= r.gpus &&
+          (!best || std::tie(c.free, name(c)) < std::tie(best->free, name(*best))))
         best = &c;
     if (best) return std::vector<HostGrant>{{name(*best), firstFree(best->h, u, r.gpus)}};
     std::sort(cands.begin(), cands.end(), [&](const Cand& a, const Cand& b) {
@@ -512,8 +512,7 @@ struct Pool::Impl {
       for (std::size_t p = 0; p < hosts[h].inv.gpus.size(); ++p) {
         const Gpu& g = hosts[h].inv.gpus[p];
         if (!g.migCapable || in[h][p].exclusive) continue;
-        if (std::find(g.migProfiles.begin(), g.migProfiles.end(), r.sharing) ==
-            g.migProfiles.end())
+        if (std::find(g.migProfiles.begin(), g.migProfiles.end(), r.sharing) == g.migProfiles.end())
           continue;
         auto prof = parseMigProfile(r.sharing, g);
         if (!prof) continue;
@@ -546,8 +545,8 @@ struct Pool::Impl {
       }
     }
     if (left > 0) {
-      why = "capacity: " + std::to_string(r.gpus) + " MIG " + r.sharing +
-            " instances needed, " + std::to_string(r.gpus - left) + " fit";
+      why = "capacity: " + std::to_string(r.gpus) + " MIG " + r.sharing + " instances needed, " +
+            std::to_string(r.gpus - left) + " fit";
       return std::nullopt;
     }
     std::vector<HostGrant> out;
@@ -615,7 +614,8 @@ struct Pool::Impl {
   }
 
   void maybeCompact() {
-    if (journal && journal->recordsSinceSnapshot() >= std::max<std::size_t>(options.compactEvery, 1))
+    if (journal &&
+        journal->recordsSinceSnapshot() >= std::max<std::size_t>(options.compactEvery, 1))
       compactLocked();
   }
 
@@ -759,14 +759,15 @@ struct Pool::Impl {
       else if (slow)
         e.faults[hca] = Fault{HostHealth::kDegraded,
                               e.inv.name + ": HCA " + hca + " link below its enabled rate", true};
-      else if (f != e.faults.end() && (f->second.fromTopology || f->second.health == HostHealth::kDown))
+      else if (f != e.faults.end() &&
+               (f->second.fromTopology || f->second.health == HostHealth::kDown))
         e.faults.erase(f);
     }
     for (const auto& hca : e.seenHcas)
       if (!present.count(hca))
-        e.faults[hca] = Fault{HostHealth::kDown,
-                              e.inv.name + ": HCA " + hca + " link down (gone from the fabric)",
-                              true};
+        e.faults[hca] =
+            Fault{HostHealth::kDown,
+                  e.inv.name + ": HCA " + hca + " link down (gone from the fabric)", true};
   }
 
   /// Suggests a host to take over `bad`'s part of `a`.
@@ -944,9 +945,9 @@ bool Pool::putHost(PoolHost host) {
     for (const auto& [id, a] : I.allocations)
       for (const auto& g : a.hosts)
         if (g.host == host.name)
-          throw PoolError(PoolError::Kind::kConflict,
-                          "host " + host.name + " has allocations (" + id +
-                              "): free them before changing its GPUs");
+          throw PoolError(PoolError::Kind::kConflict, "host " + host.name + " has allocations (" +
+                                                          id +
+                                                          "): free them before changing its GPUs");
   }
   const bool created = it == I.byName.end();
   I.record({{"op", "host"}, {"host", toJson(host)}});
@@ -1027,11 +1028,11 @@ AllocationResult Pool::allocate(const AllocationRequest& request) {
       const std::string msg = quota && !I.quotaBlock(request.jobClass, eq, used) ? why
                               : quota                                            ? *quota
                                                                                  : why;
-      throw PoolError(quota ? PoolError::Kind::kQuota : PoolError::Kind::kCapacity,
-                      msg + (cands.empty() ? std::string()
-                                           : " (even after preempting all " +
-                                                 std::to_string(cands.size()) +
-                                                 " lower-priority preemptible allocations)"));
+      throw PoolError(
+          quota ? PoolError::Kind::kQuota : PoolError::Kind::kCapacity,
+          msg + (cands.empty() ? std::string()
+                               : " (even after preempting all " + std::to_string(cands.size()) +
+                                     " lower-priority preemptible allocations)"));
     }
     // Spare victims that were not needed after all (latest first).
     for (std::size_t i = victims.size() - 1; i-- > 0;) {

@@ -59,7 +59,7 @@ struct AllocationRequest {
   int gpus = 0;         ///< whole GPUs, or MIG instances when `sharing` is a profile
   int gpusPerHost = 0;  ///< 0 = any
   JobClass jobClass = JobClass::kTraining;
-  int priority = 0;  ///< higher wins
+  int priority = 0;                   ///< higher wins
   std::string sharing = "exclusive";  ///< "exclusive" or a MIG profile ("1g.10gb")
   bool preemptible = false;
   friend bool operator==(const AllocationRequest&, const AllocationRequest&) = default;
@@ -79,17 +79,17 @@ struct Allocation {
   AllocationState state = AllocationState::kActive;
   std::uint64_t sequence = 0;  ///< allocation order; higher = younger
   std::chrono::system_clock::time_point created{};
-  std::string degradedReason;               ///< "dgx0003: HCA mlx5_1 link down"
-  std::optional<std::string> replacement;   ///< suggested host instead of the failing one
-  std::string replacementNote;              ///< why that one (or why none)
+  std::string degradedReason;              ///< "dgx0003: HCA mlx5_1 link down"
+  std::optional<std::string> replacement;  ///< suggested host instead of the failing one
+  std::string replacementNote;             ///< why that one (or why none)
   /// GPU-equivalents held: whole GPUs count 1, a MIG instance its compute slices / 7.
   double gpuEquivalents = 0.0;
 };
 
 struct AllocationResult {
   Allocation allocation;
-  bool created = false;              ///< false: the same request was answered before
-  std::vector<Allocation> victims;   ///< preempted to make room, in eviction order
+  bool created = false;               ///< false: the same request was answered before
+  std::vector<Allocation> victims;    ///< preempted to make room, in eviction order
   std::vector<std::string> warnings;  ///< e.g. inventory hosts unknown to the fabric
 };
 

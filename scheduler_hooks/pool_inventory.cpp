@@ -47,7 +47,8 @@ void checkGpu(const Gpu& g, const std::string& where) {
   if (g.numaNode < 0 || g.numaNode > 63) throw InventoryError(where + ": numa_node must be 0..63");
   if (g.model.empty()) throw InventoryError(where + ": empty model");
   for (const auto& p : g.migProfiles) {
-    if (!g.migCapable) throw InventoryError(where + ": mig_profiles on a GPU that is not MIG-capable");
+    if (!g.migCapable)
+      throw InventoryError(where + ": mig_profiles on a GPU that is not MIG-capable");
     if (!parseMigProfile(p, g)) throw InventoryError(where + ": bad MIG profile \"" + p + "\"");
   }
 }
@@ -80,8 +81,8 @@ std::vector<std::string> defaultMigProfiles(std::string_view model, int memoryGb
   std::string m(model);
   std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return std::toupper(c); });
   const bool known = m.rfind("A100", 0) == 0 || m.rfind("H100", 0) == 0 ||
-                     m.rfind("H200", 0) == 0 || m.rfind("H20", 0) == 0 ||
-                     m.rfind("B200", 0) == 0 || m.rfind("GB200", 0) == 0;
+                     m.rfind("H200", 0) == 0 || m.rfind("H20", 0) == 0 || m.rfind("B200", 0) == 0 ||
+                     m.rfind("GB200", 0) == 0;
   if (!known) return {};
   // Memory part of the names scales with the GPU (H100 80GB: 1g.10gb ... 7g.80gb).
   auto gb = [memoryGb](int eighths) {
@@ -96,8 +97,8 @@ PoolHost hostFromJson(std::string_view name, const json& j) {
   const std::string where = "host " + std::string(name);
   if (!validHostName(name)) throw InventoryError("bad host name \"" + std::string(name) + "\"");
   if (!j.is_object()) throw InventoryError(where + ": must be an object");
-  static const std::set<std::string> known = {"name",        "gpus",         "gpu_count",
-                                              "model",       "memory_gb",    "mig_capable",
+  static const std::set<std::string> known = {"name",         "gpus",      "gpu_count",
+                                              "model",        "memory_gb", "mig_capable",
                                               "mig_profiles", "numa_nodes"};
   for (const auto& [k, v] : j.items())
     if (!known.count(k)) throw InventoryError(where + ": unknown field \"" + k + "\"");

@@ -43,9 +43,9 @@ routing::Placer makeLeafPackingPlacer(std::function<TopologyPtr()> topology) {
       total += v.size();
     }
     if (total < static_cast<std::size_t>(n))
-      throw PlacementError(PlacementError::Kind::kUnsatisfiable,
-                           std::to_string(n) + " hosts asked, " + std::to_string(total) +
-                               " candidates");
+      throw PlacementError(
+          PlacementError::Kind::kUnsatisfiable,
+          std::to_string(n) + " hosts asked, " + std::to_string(total) + " candidates");
     const auto firstName = [](const auto& g) { return g.second.front(); };
     std::sort(list.begin(), list.end(), [&](const auto& a, const auto& b) {
       const bool fa = a.second.size() >= std::size_t(n), fb = b.second.size() >= std::size_t(n);

@@ -36,8 +36,8 @@ std::optional<int> parseClockTime(std::string_view text) {
   int h = 0, m = 0;
   auto [p1, e1] = std::from_chars(text.data(), text.data() + 2, h);
   auto [p2, e2] = std::from_chars(text.data() + 3, text.data() + 5, m);
-  if (e1 != std::errc() || e2 != std::errc() || p1 != text.data() + 2 ||
-      p2 != text.data() + 5 || h < 0 || h > 24 || m < 0 || m > 59 || (h == 24 && m != 0))
+  if (e1 != std::errc() || e2 != std::errc() || p1 != text.data() + 2 || p2 != text.data() + 5 ||
+      h < 0 || h > 24 || m < 0 || m > 59 || (h == 24 && m != 0))
     return std::nullopt;
   return (h * 60 + m) % 1440;
 }
