@@ -25,7 +25,7 @@ bool QuotaRule::activeAt(std::chrono::system_clock::time_point t) const {
 }
 
 std::string QuotaRule::window() const {
-  char buf[16];
+  char buf[48];
   std::snprintf(buf, sizeof buf, "%02d:%02d-%02d:%02d", startMinute / 60, startMinute % 60,
                 endMinute / 60, endMinute % 60);
   return buf;
