@@ -495,8 +495,9 @@ struct Pool::Impl {
     return out;
   }
 
-  std::optional<std::vector<HostGrant>> chooseMig(const AllocationRequest& r, const Usage& in,
-                                                  std::string& why) const {
+  std::optional<std::vector<HostGrant>> chooseMig(
+      const AllocationRequest& r, const Usage& in, std::string& why,
+      std::optional<std::size_t> onlyHost = std::nullopt) const {
     struct Slot {
       std::size_t h;
       std::size_t p;
@@ -506,7 +507,7 @@ struct Pool::Impl {
     };
     std::vector<Slot> slots;
     for (std::size_t h = 0; h < hosts.size(); ++h) {
-      if (!usable(h)) continue;
+      if (!usable(h) || (onlyHost && h != *onlyHost)) continue;
       int used = 0;
       for (const auto& g : in[h]) used += g.free() ? 0 : 1;
       for (std::size_t p = 0; p < hosts[h].inv.gpus.size(); ++p) {
@@ -807,12 +808,8 @@ struct Pool::Impl {
         AllocationRequest probe = a.request;
         probe.gpus = need;
         probe.gpusPerHost = 0;
-        Usage one = usage;
-        for (std::size_t o = 0; o < hosts.size(); ++o)
-          if (o != h)
-            for (auto& g : one[o]) g.exclusive = true;
         std::string why;
-        if (!chooseMig(probe, one, why)) continue;
+        if (!chooseMig(probe, usage, why, h)) continue;
         fit = freeGpus(h, usage);
       }
       int outside = 0;
@@ -842,10 +839,11 @@ struct Pool::Impl {
       for (const auto& g : a.hosts) {
         auto it = byName.find(g.host);
         if (it == byName.end() || hosts[it->second].health() == HostHealth::kOk) continue;
+        const std::string host = g.host;  // `a` (and `g` with it) is replaced below
         Allocation next = a;
         next.state = AllocationState::kDegraded;
         next.degradedReason = hosts[it->second].reason();
-        suggest(next, g.host);
+        suggest(next, host);
         try {
           record({{"op", "degrade"},
                   {"job", id},
@@ -856,7 +854,7 @@ struct Pool::Impl {
           spdlog::error("pool: {} (allocation {} degraded in memory only)", e.what(), id);
         }
         a = std::move(next);
-        PoolEvent ev{id, g.host, a.degradedReason, a.replacement, ""};
+        PoolEvent ev{id, host, a.degradedReason, a.replacement, ""};
         ev.message = "allocation " + id + " degraded: " + a.degradedReason +
                      (a.replacement ? "; suggested replacement " + *a.replacement
                                     : "; " + a.replacementNote);

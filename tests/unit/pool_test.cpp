@@ -177,11 +177,12 @@ TEST_F(PoolTest, MigSlicesPackOntoPartitionedGpus) {
   EXPECT_EQ(b.allocation.hosts[0].host, a.allocation.hosts[0].host);
   EXPECT_THAT(b.allocation.hosts[0].gpus, ElementsAre(1, 1));  // two 3g.40gb share GPU 1
   auto c = pool->allocate(req("mig-c", 1, JobClass::kInference, 0, false, 0, "1g.10gb"));
-  EXPECT_THAT(c.allocation.hosts[0].gpus, ElementsAre(1)) << "the 7th compute slice of GPU 1";
-  // Partitioned GPUs are not whole: a whole-GPU request on that host gets GPUs 2..
-  auto d = pool->allocate(req("whole", 6, JobClass::kInference));
+  // GPU 1 has a compute slice left but no memory slice (2 x 3g.40gb take all 8): GPU 2.
+  EXPECT_THAT(c.allocation.hosts[0].gpus, ElementsAre(2));
+  // Partitioned GPUs are not whole: a whole-GPU request on that host gets GPUs 3..7.
+  auto d = pool->allocate(req("whole", 5, JobClass::kInference));
   EXPECT_EQ(d.allocation.hosts[0].host, a.allocation.hosts[0].host);
-  EXPECT_THAT(d.allocation.hosts[0].gpus, ElementsAre(2, 3, 4, 5, 6, 7));
+  EXPECT_THAT(d.allocation.hosts[0].gpus, ElementsAre(3, 4, 5, 6, 7));
   // Profiles a GPU does not allow, and MIG for training, are refused.
   EXPECT_EQ(
       errorKind([&] { pool->allocate(req("x", 1, JobClass::kInference, 0, false, 0, "5g.bad")); }),
