@@ -80,7 +80,8 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
   static const std::set<std::string> known = {
       "listen", "crawl_interval", "sweep_interval", "crawl_timeout",
       "ca",     "ca_port",        "log_level",      "api_token",
-      "mad",    "history_depth",  "event_capacity", "node_name_map", "pool"};
+      "mad",    "history_depth",  "event_capacity", "node_name_map",
+      "pool"};
   for (const auto& kv : root) {
     const std::string key = scalar<std::string>(kv.first, "key");
     if (!known.count(key)) throw ConfigError("config: unknown key \"" + key + "\"");

@@ -10,8 +10,7 @@ namespace {
 constexpr std::array<std::string_view, 12> kNames = {
     "link_down",     "link_up",          "link_degraded",   "link_recovered",
     "flapping",      "error_threshold",  "congestion_high", "congestion_cleared",
-    "counter_reset", "port_unreachable", "port_gone",
-    "pool_allocation_degraded",
+    "counter_reset", "port_unreachable", "port_gone",       "pool_allocation_degraded",
 };
 
 EventEnd endOf(const LinkEnd& e) { return EventEnd{e.node.guid, e.node.description, e.port}; }
