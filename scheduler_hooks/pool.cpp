@@ -291,7 +291,9 @@ struct Pool::Impl {
 
   // --- usage bookkeeping ---------------------------------------------------------------------
 
-  double applyGrant(const Allocation& a, int sign, Usage& u) const {
+  /// Adds (sign +1) or removes (-1) an allocation's GPUs to/from `u` (nullptr: only counts);
+  /// returns its GPU-equivalents.
+  double applyGrant(const Allocation& a, int sign, Usage* u) const {
     double eq = 0.0;
     for (const auto& g : a.hosts) {
       auto it = byName.find(g.host);
@@ -300,7 +302,8 @@ struct Pool::Impl {
       for (int idx : g.gpus) {
         const int pos = h.position(idx);
         if (pos < 0) continue;
-        GpuUse& gu = u[it->second][pos];
+        GpuUse scratch;
+        GpuUse& gu = u ? (*u)[it->second][pos] : scratch;
         if (isExclusive(a.request)) {
           gu.exclusive = sign > 0;
           eq += 1.0;
@@ -315,7 +318,7 @@ struct Pool::Impl {
   }
 
   void addAllocation(Allocation a) {
-    applyGrant(a, +1, usage);
+    applyGrant(a, +1, &usage);
     usedByClass[a.request.jobClass] += a.gpuEquivalents;
     nextSequence = std::max(nextSequence, a.sequence + 1);
     allocations[a.request.jobId] = std::move(a);
@@ -324,7 +327,7 @@ struct Pool::Impl {
   void removeAllocation(const std::string& job) {
     auto it = allocations.find(job);
     if (it == allocations.end()) return;
-    applyGrant(it->second, -1, usage);
+    applyGrant(it->second, -1, &usage);
     usedByClass[it->second.request.jobClass] -= it->second.gpuEquivalents;
     if (std::abs(usedByClass[it->second.request.jobClass]) < 1e-9)
       usedByClass[it->second.request.jobClass] = 0.0;
@@ -562,22 +565,52 @@ struct Pool::Impl {
     return chooseMig(r, u, why);
   }
 
+  /// Free whole hosts (with at least `per` GPUs) and free GPUs of usable hosts, kept up to date
+  /// while the preemption loop evicts and restores allocations in a simulation.
+  struct SimCounts {
+    int per = 0;
+    int freeHosts = 0;
+    long freeGpus = 0;
+  };
+  std::pair<int, int> contribution(std::size_t h, const Usage& u, int per) const {
+    if (!usable(h)) return {0, 0};
+    const int f = freeGpus(h, u);
+    const int size = static_cast<int>(u[h].size());
+    return {f == size && size >= per ? 1 : 0, f};
+  }
+  SimCounts countFree(const Usage& u, int per) const {
+    SimCounts c;
+    c.per = per;
+    for (std::size_t h = 0; h < hosts.size(); ++h) {
+      auto [whole, f] = contribution(h, u, per);
+      c.freeHosts += whole;
+      c.freeGpus += f;
+    }
+    return c;
+  }
+  /// applyGrant on `u`, keeping `c` in step.
+  void simulate(const Allocation& a, int sign, Usage& u, SimCounts& c) const {
+    std::vector<std::size_t> touched;
+    for (const auto& g : a.hosts)
+      if (auto it = byName.find(g.host); it != byName.end()) touched.push_back(it->second);
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (std::size_t h : touched) {
+      auto [whole, f] = contribution(h, u, c.per);
+      c.freeHosts -= whole;
+      c.freeGpus -= f;
+    }
+    applyGrant(a, sign, &u);
+    for (std::size_t h : touched) {
+      auto [whole, f] = contribution(h, u, c.per);
+      c.freeHosts += whole;
+      c.freeGpus += f;
+    }
+  }
   /// Cheap necessary condition before a full choose() (no placer call).
-  bool roughFits(const AllocationRequest& r, const Usage& u) const {
-    if (r.jobClass == JobClass::kTraining) {
-      const int per = trainingPerHost(r);
-      const int n = (r.gpus + per - 1) / per;
-      int free = 0;
-      for (std::size_t h = 0; h < hosts.size() && free < n; ++h)
-        if (usable(h) && static_cast<int>(u[h].size()) >= per && hostFree(h, u)) ++free;
-      return free >= n;
-    }
-    if (isExclusive(r)) {
-      int free = 0;
-      for (std::size_t h = 0; h < hosts.size() && free < r.gpus; ++h)
-        if (usable(h)) free += freeGpus(h, u);
-      return free >= r.gpus;
-    }
+  bool roughFits(const AllocationRequest& r, const SimCounts& c) const {
+    if (r.jobClass == JobClass::kTraining) return c.freeHosts >= (r.gpus + c.per - 1) / c.per;
+    if (isExclusive(r)) return c.freeGpus >= r.gpus;
     return true;
   }
 
@@ -641,7 +674,7 @@ struct Pool::Impl {
         if (g.host == e.inv.name) {
           Allocation one = a;
           one.hosts = {g};
-          applyGrant(one, +1, usage);
+          applyGrant(one, +1, &usage);
         }
     if (topology) joinHost(it->second);
   }
@@ -1015,11 +1048,13 @@ AllocationResult Pool::allocate(const AllocationRequest& request) {
     });
     Usage sim = I.usage;
     auto used = I.usedByClass;
+    const int per = request.jobClass == JobClass::kTraining ? I.trainingPerHost(request) : 1;
+    Impl::SimCounts counts = I.countFree(sim, per);
     for (const Allocation* v : cands) {
-      I.applyGrant(*v, -1, sim);
+      I.simulate(*v, -1, sim, counts);
       used[v->request.jobClass] -= v->gpuEquivalents;
       victims.push_back(v);
-      if (I.quotaBlock(request.jobClass, eq, used) || !I.roughFits(request, sim)) continue;
+      if (I.quotaBlock(request.jobClass, eq, used) || !I.roughFits(request, counts)) continue;
       if ((chosen = I.choose(request, sim, why))) break;
     }
     if (!chosen) {
@@ -1035,17 +1070,17 @@ AllocationResult Pool::allocate(const AllocationRequest& request) {
     // Spare victims that were not needed after all (latest first).
     for (std::size_t i = victims.size() - 1; i-- > 0;) {
       const Allocation* v = victims[i];
-      I.applyGrant(*v, +1, sim);
+      I.simulate(*v, +1, sim, counts);
       used[v->request.jobClass] += v->gpuEquivalents;
       std::string w;
       std::optional<std::vector<HostGrant>> again;
-      if (!I.quotaBlock(request.jobClass, eq, used) && I.roughFits(request, sim))
+      if (!I.quotaBlock(request.jobClass, eq, used) && I.roughFits(request, counts))
         again = I.choose(request, sim, w);
       if (again) {
         chosen = std::move(again);
         victims.erase(victims.begin() + static_cast<std::ptrdiff_t>(i));
       } else {
-        I.applyGrant(*v, -1, sim);
+        I.simulate(*v, -1, sim, counts);
         used[v->request.jobClass] -= v->gpuEquivalents;
       }
     }
@@ -1056,11 +1091,7 @@ AllocationResult Pool::allocate(const AllocationRequest& request) {
   a.hosts = std::move(*chosen);
   a.sequence = I.nextSequence;
   a.created = I.now();
-  {
-    Usage scratch(I.usage.size());
-    for (std::size_t h = 0; h < scratch.size(); ++h) scratch[h].resize(I.usage[h].size());
-    a.gpuEquivalents = I.applyGrant(a, +1, scratch);
-  }
+  a.gpuEquivalents = I.applyGrant(a, +1, nullptr);
   json victimIds = json::array();
   for (const Allocation* v : victims) victimIds.push_back(v->request.jobId);
   I.record({{"op", "alloc"}, {"allocation", toJson(a)}, {"victims", victimIds}});
