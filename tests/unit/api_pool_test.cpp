@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -157,6 +158,12 @@ TEST_F(ApiPool, AllocationsHostsUsageAndMetrics) {
   EXPECT_THAT(metrics->body, HasSubstr("ibfabric_pool_allocation_duration_seconds_bucket"));
   EXPECT_THAT(metrics->body, HasSubstr("ibfabric_collector_success"))
       << "the service's own metrics stay";
+  if (::access("/usr/bin/promtool", X_OK) == 0) {
+    auto file = testing::writeScratchFile("api-pool.metrics", metrics->body);
+    auto check =
+        testing::runProcess({"sh", "-c", "promtool check metrics < " + file.string()}, 60s);
+    EXPECT_EQ(check.exitCode, 0) << check.describe();
+  }
 
   EXPECT_EQ(send("DELETE", "/api/v1/pool/allocations/j1", "", 200)["released"], "j1");
   send("DELETE", "/api/v1/pool/allocations/j1", "", 404);
