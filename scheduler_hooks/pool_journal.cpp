@@ -94,8 +94,10 @@ PoolJournal::Replay PoolJournal::open() {
   }
   const auto logPath = dir_ / "journal.log";
   if (fd_ >= 0) ::close(fd_);
+  const bool existed = std::filesystem::exists(logPath);
   fd_ = ::open(logPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) fail("open " + logPath.string());
+  if (!existed) fsyncDir(dir_);  // the new file's directory entry is durable too
   std::string data;
   {
     std::ifstream in(logPath, std::ios::binary);
