@@ -114,6 +114,26 @@ std::string RestServer::token() const {
   return options_.token;
 }
 
+void RestServer::addRoutes(const std::function<void(httplib::Server&, const Authorizer&)>& add) {
+  add(*server_, [this](const Request& req, Response& res) {
+    const std::string expected = token();
+    const std::string auth = req.get_header_value("Authorization");
+    if (expected.empty())
+      sendError(res, 403, "writes are disabled (no api_token set)");
+    else if (auth.rfind("Bearer ", 0) != 0)
+      sendError(res, 401, "bearer token required");
+    else if (auth.substr(7) != expected)
+      sendError(res, 403, "wrong token");
+    else
+      return true;
+    return false;
+  });
+}
+
+void RestServer::addMetrics(std::function<std::string()> render) {
+  extraMetrics_.push_back(std::move(render));
+}
+
 void RestServer::routes() {
   auto& svr = *server_;
   FabricService& service = service_;
@@ -150,13 +170,14 @@ void RestServer::routes() {
   });
   svr.Get("/metrics", [this](const Request& req, Response& res) {
     // The last rendering, as is (no copy); pre-compressed gzip when the scraper accepts it.
-    // The placement counters are live (not part of a state snapshot): rendered per scrape and
+    // The placement (and other modules') counters are live (not part of a state snapshot): rendered per scrape and
     // appended (as a second gzip member when compressed; RFC 1952 allows concatenated members).
     auto m = metrics_->latest();
     const bool gzip = !m->gzip.empty() &&
                       req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
     const std::string* body = gzip ? &m->gzip : &m->text;
     auto tail = std::make_shared<std::string>(renderPlacementMetrics());
+    for (const auto& render : extraMetrics_) *tail += render();
     if (gzip) {
       *tail = gzipCompress(*tail);
       res.set_header("Content-Encoding", "gzip");

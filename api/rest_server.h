@@ -10,16 +10,20 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "api/fabric_service.h"
 #include "api/metrics_cache.h"
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace ibfabric::api {
 
@@ -55,6 +59,13 @@ class RestServer {
   void stop();
   void setToken(std::string token);
 
+  /// Refuses a write (401/403 JSON already sent) unless it carries the bearer token.
+  using Authorizer = std::function<bool(const httplib::Request&, httplib::Response&)>;
+  /// Lets another module (e.g. api/pool_endpoints.h) add its routes. Call before run().
+  void addRoutes(const std::function<void(httplib::Server&, const Authorizer&)>& add);
+  /// Text appended to every /metrics scrape, rendered per scrape. Call before run().
+  void addMetrics(std::function<std::string()> render);
+
  private:
   void routes();
   /// Operational endpoints (api/rest_server_ops.cpp): health/live, health/ready,
@@ -68,6 +79,7 @@ class RestServer {
   std::unique_ptr<MetricsCache> metrics_;  // /metrics, rendered after each state change
   std::atomic<std::size_t> waiters_{0};    // long-polls waiting now
   std::unique_ptr<httplib::Server> server_;
+  std::vector<std::function<std::string()>> extraMetrics_;
 };
 
 /// An HTTP server, or an HTTPS one when `cert` and `key` (PEM files) are given; throws

@@ -120,7 +120,8 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
   static const std::set<std::string> known = {
       "listen", "crawl_interval", "sweep_interval", "crawl_timeout",
       "ca",     "ca_port",        "log_level",      "api_token",
-      "mad",    "history_depth",  "event_capacity", "node_name_map"};
+      "mad",    "history_depth",  "event_capacity", "node_name_map",
+      "pool"};
   // Operational keys (docs/daemon.md): parsed by applyOperationalKeys below.
   static const std::set<std::string> operational = {"clear_saturated_counters", "expected_topology",
                                                     "metrics", "tls"};
@@ -145,6 +146,7 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
   if (auto n = root["osm_events"]) c.osmEvents = scalar<std::string>(n, "osm_events");
   if (auto n = root["history_depth"]) c.historyDepth = scalar<std::size_t>(n, "history_depth");
   if (auto n = root["event_capacity"]) c.eventCapacity = scalar<std::size_t>(n, "event_capacity");
+  if (auto n = root["pool"]) c.pool = parsePoolConfig(n);
   if (auto mad = root["mad"]) {
     if (!mad.IsMap()) throw ConfigError("config: \"mad\" must be a mapping");
     for (const auto& kv : mad) {

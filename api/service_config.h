@@ -18,6 +18,7 @@
 //   metrics: {port_labels: full}    # full | minimal (per-port series: guid, port, level only)
 //   tls: {cert: "", key: ""}        # PEM files: serve HTTPS
 //   osm_events: ""                  # Unix socket for the OpenSM event plugin; empty = off
+//   pool: {inventory: FILE, journal: DIR, quotas: [...]}   # GPU pool allocator (docs/pool.md)
 //
 // Plain value type; loading is a pure function of its input.
 #pragma once
@@ -28,6 +29,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "api/pool_config.h"
 
 namespace ibfabric::api {
 
@@ -67,6 +70,7 @@ struct ServiceConfig {
   std::string tlsKey;
   /// Unix socket the OpenSM event plugin connects to (docs/opensm-plugin.md); empty = off.
   std::string osmEvents;
+  PoolConfig pool;
 
   /// Throws ConfigError on out-of-range values.
   void validate() const;

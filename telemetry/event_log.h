@@ -46,6 +46,7 @@ enum class EventType : std::uint8_t {
   kCountersCleared,  ///< A client cleared a port's counters (POST .../clear-counters).
   kNodeMissing,      ///< A node of the expected topology is absent from the crawl.
   kNodeReturned,     ///< A missing expected node is back.
+  kPoolAllocationDegraded,  ///< a GPU pool allocation's host failed (scheduler_hooks/pool.h)
 };
 /// "link_down", "link_up", "link_degraded", "link_recovered", "flapping", "error_threshold",
 /// "congestion_high", "congestion_cleared", "counter_reset", "port_unreachable", "port_gone",

@@ -20,6 +20,7 @@
 #include "api/crawl_child.h"
 #include "api/fabric_service.h"
 #include "api/osm_wiring.h"
+#include "api/pool_endpoints.h"
 #include "api/rest_server.h"
 #include "api/service_config.h"
 #include "api/version.h"
@@ -120,6 +121,16 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
     return 1;
   }
   RestServer& server = *serverPtr;
+  std::unique_ptr<PoolService> pool;  // the GPU pool allocator, with a `pool:` block
+  if (config.pool.enabled) {
+    try {
+      pool = std::make_unique<PoolService>(service, config.pool);
+    } catch (const std::exception& e) {
+      spdlog::critical("pool: {}", e.what());
+      return 1;
+    }
+    pool->attach(server);
+  }
   const int port = server.bind(config.listen.host, config.listen.port);
   if (port < 0) {
     spdlog::critical("cannot listen on {}:{}", config.listen.host, config.listen.port);
@@ -142,6 +153,7 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
     }
   }
   service.start();
+  if (pool) pool->start();
   std::thread http([&server] {
     if (!server.run()) spdlog::error("http server stopped with an error");
   });
@@ -171,6 +183,7 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
   }
   server.stop();
   if (osm) osm->stop();
+  if (pool) pool->stop();
   service.stop();
   http.join();
   spdlog::info("stopped");
