@@ -7,6 +7,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "api/export_endpoints.h"
 #include "api/json_views.h"
 #include "api/metrics.h"
 #include "discovery/formats.h"
@@ -353,6 +354,8 @@ void RestServer::routes() {
     service.requestCrawl();
     sendJson(res, {{"status", "accepted"}}, 202);
   });
+
+  registerExportEndpoints(svr, service, options_.scheduler, options_.maxBodyBytes);
 }
 
 }  // namespace ibfabric::api

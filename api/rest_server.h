@@ -21,12 +21,16 @@ class Server;
 
 namespace ibfabric::api {
 
+struct SchedulerHooks;  // api/export_endpoints.h
+
 struct RestOptions {
   std::string token;  ///< Bearer token for POST endpoints; empty = writes disabled.
   std::size_t threads = 16;
   std::size_t maxBodyBytes = 64 * 1024;
   /// Longest long-poll wait a client may ask for (/events?wait=).
   std::chrono::seconds maxWait{60};
+  /// Placement engine / job-group hosts for the kube-scheduler extender; null = none.
+  std::shared_ptr<const SchedulerHooks> scheduler;
 };
 
 class RestServer {

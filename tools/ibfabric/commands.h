@@ -41,5 +41,6 @@ void addTopoCompareCommand(CLI::App& topo);  // topo compare
 void addSimCommands(CLI::App& app);          // sim up | down | run | cmd | list
 void addDiscoverCommand(CLI::App& app);      // discover
 void addCountersCommand(CLI::App& app);      // counters
+void addExportCommands(CLI::App& app);       // export slurm-topology | k8s-labels | ...
 
 }  // namespace ibfabric::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   ibfabric::cli::addSimCommands(app);
   ibfabric::cli::addDiscoverCommand(app);
   ibfabric::cli::addCountersCommand(app);
+  ibfabric::cli::addExportCommands(app);
 
   try {
     app.parse(argc, argv);
