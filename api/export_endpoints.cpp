@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "scheduler_hooks/export_k8s.h"
 #include "scheduler_hooks/export_slurm.h"
@@ -37,6 +38,13 @@ class PreparedCache {
     if (prepared_ && state_.lock() == state) return prepared_;
     auto p = std::make_shared<Prepared>();
     p->health = hostHealthOf(*state);
+    // A host whose every HCA lost its cable vanishes from the crawl: remember it as down.
+    for (const Host& h : state->topology->hosts()) seen_.insert(h.name);
+    for (const auto& name : seen_)
+      if (!state->topology->findHost(name))
+        sh::mergeHostStatus(
+            p->health, name,
+            {sh::HostHealth::kDown, "no longer seen by the crawls (earlier crawls saw it)"});
     p->layout = std::make_shared<const sh::ExportLayout>(sh::buildExportLayout(state->topology));
     prepared_ = std::move(p);
     state_ = state;
@@ -47,6 +55,7 @@ class PreparedCache {
   std::mutex mu_;
   std::weak_ptr<const ServiceState> state_;
   std::shared_ptr<const Prepared> prepared_;
+  std::set<std::string> seen_;  // every host any crawl has shown since the daemon started
 };
 
 std::optional<bool> boolParam(const Request& req, const char* name, Response& res) {

@@ -5,8 +5,9 @@
 //   GET  /api/v1/export/volcano-hypernodes?exclude_unhealthy=...
 //   POST /scheduler/filter, POST /scheduler/prioritize   (kube-scheduler extender verbs)
 // Each request reads one ServiceState snapshot; host health joins the newest topology with the
-// counter-based link health of the last sweep. The fabric layout and host health of a snapshot
-// are computed once and shared by the requests that read it.
+// counter-based link health of the last sweep; a host an earlier crawl saw and the newest does
+// not (every HCA cable gone) is down. The fabric layout and host health of a snapshot are
+// computed once and shared by the requests that read it.
 //
 // The extender verbs accept bodies up to kSchedulerMaxBodyBytes (kube-scheduler sends whole Node
 // objects unless nodeCacheCapable is set); every other route keeps the server's own limit.
