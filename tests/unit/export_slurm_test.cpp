@@ -120,13 +120,14 @@ TEST_P(SlurmGolden, TreeAndBlockMatchTheGoldenFilesAndPassTheChecker) {
   expectGolden("slurm-block-" + preset + ".conf", block);
 }
 
+std::string presetTestName(const ::testing::TestParamInfo<std::string>& p) {
+  std::string n = p.param;
+  std::erase(n, '-');
+  return n;
+}
+
 INSTANTIATE_TEST_SUITE_P(Presets, SlurmGolden,
-                         ::testing::Values("two-level", "three-level", "superpod"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           std::erase(n, '-');
-                           return n;
-                         });
+                         ::testing::Values("two-level", "three-level", "superpod"), presetTestName);
 
 TEST(SlurmExport, SuperpodLeafSwitchesAreScalableUnitsWithOneRootOverTheSpines) {
   auto topo = topologyAsCrawled(presetFabric("superpod"));
