@@ -7,6 +7,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "api/export_endpoints.h"
 #include "api/json_views.h"
 #include "api/metrics.h"
 #include "api/metrics_cache.h"
@@ -397,6 +398,7 @@ void RestServer::routes() {
   });
   opsRoutes();
   registerPlacementRoutes(svr, service);
+  registerExportEndpoints(svr, service, options_.scheduler, options_.maxBodyBytes);
 }
 
 }  // namespace ibfabric::api

@@ -27,6 +27,8 @@ struct Response;
 
 namespace ibfabric::api {
 
+struct SchedulerHooks;  // api/export_endpoints.h
+
 struct RestOptions {
   std::string token;  ///< Bearer token for POST endpoints; empty = writes disabled.
   std::size_t threads = 16;
@@ -42,6 +44,8 @@ struct RestOptions {
   std::string tlsCert;
   std::string tlsKey;
   MetricsOptions metrics;
+  /// Placement engine / job-group hosts for the kube-scheduler extender; null = none.
+  std::shared_ptr<const SchedulerHooks> scheduler;
 };
 
 class RestServer {

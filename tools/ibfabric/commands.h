@@ -43,5 +43,6 @@ void addDiscoverCommand(CLI::App& app);      // discover
 void addCountersCommand(CLI::App& app);      // counters
 void addRoutesCommand(CLI::App& app);        // routes (routes_command.cpp)
 void addPlaceCommand(CLI::App& app);         // place
+void addExportCommands(CLI::App& app);       // export slurm-topology | k8s-labels | ...
 
 }  // namespace ibfabric::cli

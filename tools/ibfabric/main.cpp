@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   ibfabric::cli::addCountersCommand(app);
   ibfabric::cli::addRoutesCommand(app);
   ibfabric::cli::addPlaceCommand(app);
+  ibfabric::cli::addExportCommands(app);
 
   try {
     app.parse(argc, argv);

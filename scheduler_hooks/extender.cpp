@@ -1,0 +1,303 @@
+#include "scheduler_hooks/extender.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "discovery/hostlist.h"
+
+namespace ibfabric::scheduler_hooks {
+namespace {
+
+using nlohmann::json;
+
+bool equalsNoCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto l = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (l(a[i]) != l(b[i])) return false;
+  }
+  return true;
+}
+
+/// A member of an object matched like Go's encoding/json: exact name first, then any case.
+const json* field(const json& obj, std::string_view name) {
+  if (!obj.is_object()) return nullptr;
+  if (auto it = obj.find(std::string(name)); it != obj.end()) return &*it;
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (equalsNoCase(it.key(), name)) return &it.value();
+  return nullptr;
+}
+
+ExtenderReply filterError(int status, const std::string& message) {
+  return {status, json{{"Nodes", nullptr},
+                       {"NodeNames", nullptr},
+                       {"FailedNodes", json::object()},
+                       {"FailedAndUnresolvableNodes", json::object()},
+                       {"Error", "ibfabric: " + message}}};
+}
+
+/// A parsed ExtenderArgs.
+struct Args {
+  json pod;
+  std::map<std::string, std::string> annotations;
+  std::string podName;
+  bool namesForm = false;
+  std::vector<std::string> names;
+  std::vector<json> nodes;  // the NodeList items, same order as names (Nodes form only)
+};
+
+std::optional<std::string> parseArgs(std::string_view body, Args& args) {
+  json doc = json::parse(body, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return "the body is not a JSON object";
+  if (const json* pod = field(doc, "Pod"); pod && pod->is_object()) {
+    args.pod = *pod;
+    const json* meta = field(*pod, "metadata");
+    if (meta && meta->is_object()) {
+      const json* name = field(*meta, "name");
+      const json* ns = field(*meta, "namespace");
+      if (name && name->is_string())
+        args.podName = (ns && ns->is_string() ? ns->get<std::string>() + "/" : std::string()) +
+                       name->get<std::string>();
+      const json* ann = field(*meta, "annotations");
+      if (ann && ann->is_object())
+        for (auto it = ann->begin(); it != ann->end(); ++it)
+          if (it.value().is_string()) args.annotations[it.key()] = it.value().get<std::string>();
+    }
+  }
+  const json* names = field(doc, "NodeNames");
+  const json* nodes = field(doc, "Nodes");
+  if (names && names->is_array()) {
+    args.namesForm = true;
+    for (const auto& n : *names) {
+      if (!n.is_string()) return "NodeNames must be strings";
+      args.names.push_back(n.get<std::string>());
+    }
+    return std::nullopt;
+  }
+  if (nodes && nodes->is_object()) {
+    const json* items = field(*nodes, "items");
+    if (items && !items->is_null() && !items->is_array()) return "Nodes.items must be an array";
+    if (items && items->is_array()) {
+      for (const auto& item : *items) {
+        const json* meta = field(item, "metadata");
+        const json* name = meta ? field(*meta, "name") : nullptr;
+        if (!name || !name->is_string()) return "a node in Nodes.items has no metadata.name";
+        args.names.push_back(name->get<std::string>());
+        args.nodes.push_back(item);
+      }
+    }
+    return std::nullopt;
+  }
+  return "ExtenderArgs has neither NodeNames nor Nodes";
+}
+
+std::optional<bool> parseBool(const std::string& v) {
+  if (v == "true" || v == "True" || v == "1" || v == "yes") return true;
+  if (v == "false" || v == "False" || v == "0" || v == "no" || v.empty()) return false;
+  return std::nullopt;
+}
+
+/// The pattern names of routing/placement.h (parsed here: the engine's own parser lives with the
+/// engine, which this module must not require).
+std::optional<routing::CommPattern> patternOf(const std::string& v) {
+  if (v == "none") return routing::CommPattern::kNone;
+  if (v == "ring_allreduce" || v == "ring") return routing::CommPattern::kRingAllreduce;
+  if (v == "alltoall" || v == "all_to_all") return routing::CommPattern::kAllToAll;
+  return std::nullopt;
+}
+
+const HostStatus* statusOf(const ExtenderContext& ctx, const std::string& host) {
+  auto it = ctx.health.find(host);
+  return it == ctx.health.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+std::optional<std::string> fabricHostOf(const Topology& topology, std::string_view nodeName) {
+  if (topology.findHost(nodeName)) return std::string(nodeName);
+  auto dot = nodeName.find('.');
+  if (dot != std::string_view::npos && dot > 0 && topology.findHost(nodeName.substr(0, dot)))
+    return std::string(nodeName.substr(0, dot));
+  return std::nullopt;
+}
+
+ExtenderReply extenderFilter(std::string_view body, const ExtenderContext& ctx) {
+  Args args;
+  if (auto err = parseArgs(body, args)) return filterError(400, *err);
+  if (!ctx.topology) return filterError(503, "the fabric has not been discovered yet");
+  bool allowDegraded = false;
+  if (auto it = args.annotations.find(kAnnotationAllowDegraded); it != args.annotations.end()) {
+    auto v = parseBool(it->second);
+    if (!v)
+      return filterError(
+          400, std::string(kAnnotationAllowDegraded) + ": not a boolean: '" + it->second + "'");
+    allowDegraded = *v;
+  }
+  json passedNames = json::array();
+  json passedItems = json::array();
+  json failed = json::object();
+  for (std::size_t i = 0; i < args.names.size(); ++i) {
+    const std::string& name = args.names[i];
+    std::string why;
+    auto host = fabricHostOf(*ctx.topology, name);
+    const HostStatus* st = statusOf(ctx, host.value_or(name));
+    if (st && st->health >= HostHealth::kFaulty) {
+      why = "HCA link " + std::string(toString(st->health)) + ": " + st->reason;
+    } else if (!host) {
+      why = "not a host of the InfiniBand fabric";
+    } else if (st && st->health == HostHealth::kDegraded && !allowDegraded) {
+      why = "HCA link degraded (set " + std::string(kAnnotationAllowDegraded) +
+            "=true to accept): " + st->reason;
+    }
+    if (!why.empty()) {
+      failed[name] = "ibfabric: " + why;
+      continue;
+    }
+    if (args.namesForm) {
+      passedNames.push_back(name);
+    } else {
+      passedItems.push_back(args.nodes[i]);
+    }
+  }
+  json out;
+  if (args.namesForm) {
+    out["Nodes"] = nullptr;
+    out["NodeNames"] = passedNames;
+  } else {
+    out["Nodes"] = json{{"metadata", json::object()}, {"items", passedItems}};
+    out["NodeNames"] = nullptr;
+  }
+  out["FailedNodes"] = failed;
+  out["FailedAndUnresolvableNodes"] = failed;
+  out["Error"] = "";
+  return {200, out};
+}
+
+ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& ctx) {
+  Args args;
+  auto error = [](int status, const std::string& message) {
+    return ExtenderReply{status, json{{"Error", "ibfabric: " + message}}};
+  };
+  if (auto err = parseArgs(body, args)) return error(400, *err);
+  if (!ctx.topology) return error(503, "the fabric has not been discovered yet");
+  const Topology& t = *ctx.topology;
+
+  routing::CommPattern pattern = routing::CommPattern::kRingAllreduce;
+  bool patternGiven = false;
+  if (auto it = args.annotations.find(kAnnotationPattern); it != args.annotations.end()) {
+    auto p = patternOf(it->second);
+    if (!p)
+      return error(400, std::string(kAnnotationPattern) + ": unknown pattern '" + it->second + "'");
+    pattern = *p;
+    patternGiven = true;
+  }
+  bool allowDegraded = false;
+  if (auto it = args.annotations.find(kAnnotationAllowDegraded); it != args.annotations.end())
+    allowDegraded = parseBool(it->second).value_or(false);
+
+  // Peers: the annotation's hostlist and the job group's placed hosts, as fabric hosts.
+  std::set<std::string> peers;
+  if (auto it = args.annotations.find(kAnnotationPeerHosts); it != args.annotations.end()) {
+    std::vector<std::string> names;
+    try {
+      names = expandHostlist(it->second, 100000);
+    } catch (const std::exception& e) {
+      return error(400, std::string(kAnnotationPeerHosts) + ": " + e.what());
+    }
+    for (const auto& n : names)
+      if (auto h = fabricHostOf(t, n)) peers.insert(*h);
+  }
+  if (auto it = args.annotations.find(kAnnotationJobGroup);
+      it != args.annotations.end() && ctx.jobGroupHosts) {
+    for (const auto& n : ctx.jobGroupHosts(it->second))
+      if (auto h = fabricHostOf(t, n)) peers.insert(*h);
+  }
+
+  std::shared_ptr<const ExportLayout> built = ctx.layout;
+  if (!built) built = std::make_shared<const ExportLayout>(buildExportLayout(ctx.topology));
+  const ExportLayout& layout = *built;
+  auto coolness = [&](const std::string& host) {
+    auto it = layout.hosts.find(host);
+    if (it == layout.hosts.end() || !ctx.uplinkUtilization) return 1.0;
+    double sum = 0;
+    int n = 0;
+    std::set<NodeIndex> seen;
+    for (const auto& [rail, leaf] : it->second.leaves) {
+      if (!seen.insert(leaf).second) continue;
+      if (auto u = ctx.uplinkUtilization(leaf)) {
+        sum += std::clamp(*u, 0.0, 1.0);
+        ++n;
+      }
+    }
+    return n == 0 ? 1.0 : 1.0 - sum / n;
+  };
+  auto affinity = [&](const std::string& a, const std::string& b) {
+    auto ia = layout.hosts.find(a), ib = layout.hosts.find(b);
+    if (ia == layout.hosts.end() || ib == layout.hosts.end()) return 0.0;
+    if (ia->second.leafSet == ib->second.leafSet) return 1.0;
+    if (layout.leafSets[ia->second.leafSet].group == layout.leafSets[ib->second.leafSet].group)
+      return 0.5;
+    return 0.0;
+  };
+
+  // The placement engine's view, when there is one.
+  std::map<std::string, double> placerScore;
+  if (ctx.placer && (!peers.empty() || patternGiven)) {
+    routing::PlacementRequest req;
+    req.hosts = static_cast<int>(peers.size()) + 1;
+    req.pattern = pattern;
+    req.allowDegraded = allowDegraded;
+    std::set<std::string> cands(peers.begin(), peers.end());
+    for (const auto& n : args.names)
+      if (auto h = fabricHostOf(t, n)) cands.insert(*h);
+    req.candidates.assign(cands.begin(), cands.end());
+    req.alternatives = std::min<int>(5, static_cast<int>(cands.size()));
+    try {
+      auto answer = (*ctx.placer)(req);
+      for (std::size_t r = 0; r < answer.options.size(); ++r)
+        for (const auto& h : answer.options[r].hosts)
+          if (!peers.count(h)) {
+            double s = std::max(0.0, 10.0 - 2.0 * static_cast<double>(r));
+            placerScore[h] = std::max(placerScore[h], s);
+          }
+    } catch (const std::exception&) {
+      placerScore.clear();  // no usable answer: topology and health alone decide
+    }
+  }
+
+  json out = json::array();
+  for (const auto& name : args.names) {
+    auto host = fabricHostOf(t, name);
+    double score = 0;
+    if (host) {
+      double cool = coolness(*host);
+      if (peers.empty() || (peers.size() == 1 && peers.count(*host))) {
+        score = 10.0 * cool;
+      } else {
+        double sum = 0;
+        int n = 0;
+        for (const auto& p : peers) {
+          if (p == *host) continue;
+          sum += affinity(*host, p);
+          ++n;
+        }
+        score = 7.0 * (n ? sum / n : 0.0) + 3.0 * cool;
+      }
+      if (!placerScore.empty()) {
+        auto it = placerScore.find(*host);
+        score = (score + (it == placerScore.end() ? 0.0 : it->second)) / 2.0;
+      }
+      if (const HostStatus* st = statusOf(ctx, *host)) {
+        if (st->health >= HostHealth::kFaulty) score = 0;
+        if (st->health == HostHealth::kDegraded) score /= 2.0;
+      }
+    }
+    auto s = static_cast<std::int64_t>(std::lround(std::clamp(score, 0.0, 10.0)));
+    out.push_back({{"Host", name}, {"Score", s}});
+  }
+  return {200, out};
+}
+
+}  // namespace ibfabric::scheduler_hooks
