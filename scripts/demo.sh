@@ -79,9 +79,9 @@ if [ -z "$prom_port" ]; then
   while ! port_free "$prom_port"; do prom_port=$((prom_port == 9090 ? 19090 : prom_port + 1)); done
 fi
 
-banner "ibfabricd on the fabric (crawl every 30 s, counter sweep every 5 s)"
+banner "ibfabricd on the fabric (crawl every 30 s, counter sweep every 10 s)"
 "$cli" sim run --name "$name" -- "$root/build/ibfabricd" --listen 127.0.0.1:0 \
-  --crawl-interval 30 --sweep-interval 5 >"$work/ibfabricd.log" 2>&1 &
+  --crawl-interval 30 --sweep-interval 10 >"$work/ibfabricd.log" 2>&1 &
 pids+=($!)
 api=""
 for _ in $(seq 600); do
@@ -105,12 +105,12 @@ for f in ibfabric-rules.yml ibfabric-alerts.yml; do
 done
 cat >"$work/prometheus/prometheus.yml" <<EOC
 global:
-  scrape_interval: 5s
+  scrape_interval: 10s   # a 4-SU /metrics page is ~20 MB: it takes seconds to render
   evaluation_interval: 5s
 rule_files: [ibfabric-rules.yml, ibfabric-alerts.yml]
 scrape_configs:
   - job_name: ibfabric
-    scrape_timeout: 5s
+    scrape_timeout: 10s
     static_configs:
       - targets: ["${api#http://}"]
 EOC
@@ -122,8 +122,8 @@ for _ in $(seq 300); do curl -sf "$prom/-/ready" >/dev/null && break; sleep 0.2;
 curl -sf "$prom/-/ready" >/dev/null || { echo "demo: Prometheus did not start:"; tail -n 20 "$work/prometheus.log"; exit 1; }
 
 banner "Scenario player: traffic, a hot spine port, a flapping link, rising errors on one cable"
-scenario_args=(--name "$name" --fabric "$fabric" --interval 2 --cli "$cli")
-[ "$once" = 1 ] && scenario_args+=(--duration 120)
+scenario_args=(--name "$name" --fabric "$fabric" --interval 5 --cli "$cli")
+[ "$once" = 1 ] && scenario_args+=(--duration 150)
 "$root/scripts/scenario.sh" "${scenario_args[@]}" &
 pids+=($!)
 
@@ -149,8 +149,8 @@ cat <<EOT
 EOT
 
 if [ "$once" = 1 ]; then
-  banner "Bounded run: waiting for the scenario's alerts (at most 3 minutes)"
-  deadline=$(( $(date +%s) + 180 ))
+  banner "Bounded run: waiting for the scenario's alerts (at most 4 minutes)"
+  deadline=$(( $(date +%s) + 240 ))
   want="IbPortCongested IbSymbolErrorsRising IbLinkFlapping"
   while [ "$(date +%s)" -lt "$deadline" ]; do
     firing=$(curl -s "$prom/api/v1/alerts" | jq -r '[.data.alerts[] | select(.state=="firing") | .labels.alertname] | unique | join(" ")')

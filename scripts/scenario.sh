@@ -7,7 +7,7 @@
 # Every tick (--interval seconds) it writes, with `ibfabric sim cmd` (PerformanceSet):
 #   - background traffic: the data and packet counters of every switch port rise at a
 #     per-port rate between ~5 % and ~45 % of a 4x HDR link, slowly varying;
-#   - one hot spine port (first cabled port of the first spine): ~95 % utilization and
+#   - one hot spine port (last cabled port of the last spine): ~95 % utilization and
 #     PortXmitWait rising by ~40 % of the time (congestion);
 #   - rising errors on one cable (a leaf uplink): SymbolErrorCounter and PortRcvErrors;
 # and every few ticks one flapping leaf uplink: Unlink, then ReLink with its LinkDownedCounter
@@ -62,7 +62,7 @@ awk '
 
 # The actors: the hot spine port, the flapping and the erroring leaf uplinks (leaf ports whose
 # remote end is a switch).
-read -r hot_node hot_port _ _ < <(awk '$1 ~ /^spine/ {print; exit}' "$work/ports")
+read -r hot_node hot_port _ _ < <(awk '$1 ~ /^spine/' "$work/ports" | tail -n 1)
 mapfile -t uplinks < <(awk '$1 ~ /^leaf/ && $3 ~ /^(spine|core)/' "$work/ports")
 if [ -z "${hot_node:-}" ] || [ "${#uplinks[@]}" -lt 2 ]; then
   echo "scenario.sh: needs a fabric with leaf and spine switches (topo gen --preset superpod)" >&2
