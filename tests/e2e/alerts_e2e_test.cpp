@@ -10,20 +10,25 @@
 //  - Every rule evaluates without error (/api/v1/rules health "ok"), and every dashboard panel
 //    query evaluates without error and returns data, except the panels on metrics this daemon
 //    does not export yet (kNotYetExported, each with its reason).
-// Every wait is bounded; fabric, daemon and Prometheus are stopped in destructors.
+// Prometheus is tests/support/prometheus_fixture.h. Every wait is bounded; fabric, daemon and
+// Prometheus are stopped in TearDown (and destructors).
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 #include <string>
 
 #include "tests/e2e/background_process.h"
-#include "tests/e2e/prometheus_server.h"
 #include "tests/support/dashboards.h"
+#include "tests/support/prometheus_fixture.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
@@ -65,6 +70,22 @@ const std::map<std::string, std::string> kNotYetExported = {
      "ibfabric_pool_allocation_duration_seconds not exported yet"},
 };
 
+/// A copy of a rule file's text with every `for: <duration>` set to `for: 0s`.
+std::string zeroForDurations(const std::string& text) {
+  static const std::regex kFor(R"(^(\s*)for:\s*\S+\s*$)");
+  std::istringstream in(text);
+  std::ostringstream out;
+  std::string line;
+  while (std::getline(in, line)) out << std::regex_replace(line, kFor, "$1for: 0s") << "\n";
+  return out.str();
+}
+
+struct QueryResult {
+  bool ok = false;
+  std::string error;
+  json data;  // data.result
+};
+
 /// The alerts named `name` in state `state` whose labels include every entry of `labels`.
 std::vector<json> alertsMatching(const json& alerts, const std::string& name,
                                  const std::string& state,
@@ -89,7 +110,7 @@ std::map<std::string, std::string> linkLabels(const json& metric) {
 class AlertsE2e : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(::access("/usr/bin/prometheus", X_OK), 0) << "Debian package prometheus";
+    ASSERT_TRUE(PrometheusFixture::available()) << "Debian package prometheus";
     net_ = scratchDir() / "e2e-two-level.net";
     auto gen = runCli({"topo", "gen", "--preset", "two-level", "--leaves", "4", "--spines", "2",
                        "--hosts-per-leaf", "4", "-o", net_.string()});
@@ -103,14 +124,33 @@ class AlertsE2e : public ::testing::Test {
     auto listening = daemon_->waitForLog("listening on http://", 60s);
     ASSERT_TRUE(listening) << daemon_->log();
     target_ = *listening;  // HOST:PORT
-    const auto rules = sourceDir() / "dashboards" / "prometheus";
-    prometheus_ = std::make_unique<PrometheusServer>(PrometheusOptions{
-        .targets = {target_},
-        .ruleFiles = {rules / "ibfabric-rules.yml", rules / "ibfabric-alerts.yml"}});
+    // The rule files with every `for:` at 0s.
+    std::vector<std::filesystem::path> rules;
+    for (const char* f : {"ibfabric-rules.yml", "ibfabric-alerts.yml"}) {
+      std::ifstream in(sourceDir() / "dashboards" / "prometheus" / f);
+      ASSERT_TRUE(in) << f;
+      rules.push_back(
+          writeScratchFile(std::string("e2e-") + f,
+                           zeroForDurations(std::string(std::istreambuf_iterator<char>(in), {}))));
+    }
+    prometheus_.start(PrometheusFixture::scrapeConfig(target_, 1s), rules);
+    // (Not PrometheusFixture::waitForTargets: its range-for iterates a member of a temporary.)
+    const bool scraped = waitFor(
+        [&] {
+          try {
+            const json targets = prometheus_.targets();
+            for (const auto& t : targets["activeTargets"])
+              if (t.value("health", "") == "up") return true;
+          } catch (const std::exception&) {
+          }
+          return false;
+        },
+        60s, 200ms);
+    ASSERT_TRUE(scraped) << "ibfabricd is not scraped" << diagnostics();
   }
 
   void TearDown() override {
-    prometheus_.reset();
+    prometheus_.stop();
     if (daemon_) {
       const int st = daemon_->stop(SIGTERM, 10s);
       EXPECT_TRUE(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
@@ -121,12 +161,35 @@ class AlertsE2e : public ::testing::Test {
     fabric_.reset();
   }
 
+  /// An instant query; errors are returned, not thrown.
+  QueryResult tryQuery(const std::string& expr) const {
+    QueryResult q;
+    try {
+      q.data = prometheus_.query(expr)["result"];
+      q.ok = true;
+    } catch (const std::exception& e) {
+      q.error = e.what();
+    }
+    return q;
+  }
+  json query(const std::string& expr) const { return prometheus_.query(expr)["result"]; }
+  json alerts() const { return prometheus_.alerts()["alerts"]; }
+  /// data.groups of /api/v1/rules.
+  json ruleGroups() const {
+    httplib::Client c("127.0.0.1", prometheus_.port());
+    c.set_read_timeout(30, 0);
+    auto r = c.Get("/api/v1/rules");
+    if (!r || r->status != 200) return json::array();
+    json j = json::parse(r->body, nullptr, false);
+    return j.is_discarded() ? json::array() : j["data"]["groups"];
+  }
+
   /// Waits until `expr` returns at least one series; returns them (empty after `timeout`).
   json waitForSeries(const std::string& expr, std::chrono::milliseconds timeout) {
     json result = json::array();
     waitFor(
         [&] {
-          auto q = prometheus_->tryQuery(expr);
+          auto q = tryQuery(expr);
           if (q.ok) result = q.data;
           return q.ok && !q.data.empty();
         },
@@ -142,7 +205,7 @@ class AlertsE2e : public ::testing::Test {
 
   std::string diagnostics() {
     return "\n--- ibfabricd log (tail) ---\n" + tail(daemon_->log()) +
-           "\n--- prometheus log (tail) ---\n" + tail(prometheus_->log());
+           "\n--- prometheus log (tail) ---\n" + tail(prometheus_.log());
   }
   static std::string tail(const std::string& s) {
     return s.size() <= 3000 ? s : s.substr(s.size() - 3000);
@@ -152,7 +215,7 @@ class AlertsE2e : public ::testing::Test {
   std::unique_ptr<SimFabric> fabric_;
   std::unique_ptr<BackgroundProcess> daemon_;
   std::string target_;
-  std::unique_ptr<PrometheusServer> prometheus_;
+  PrometheusFixture prometheus_;
 };
 
 TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
@@ -160,7 +223,7 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
   ASSERT_FALSE(waitForSeries("ibfabric_ready == 1", 90s).empty()) << diagnostics();
   ASSERT_FALSE(waitForSeries("ibfabric:port_errors:rate5m", 60s).empty()) << diagnostics();
   ASSERT_FALSE(waitForSeries("ibfabric:links:by_health", 60s).empty()) << diagnostics();
-  EXPECT_EQ(prometheus_->query("up{job=\"ibfabric\"}")[0]["value"][1], "1");
+  EXPECT_EQ(query("up{job=\"ibfabric\"}")[0]["value"][1], "1");
 
   // Two leaf-spine cables: leaf-01 port 5 (to be unlinked) and leaf-02 port 5 (symbol errors).
   const std::string leaf1 = nodeLabel("leaf-01");
@@ -182,8 +245,7 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
   const auto errLabels = linkLabels(errPort[0]["metric"]);
   EXPECT_NE(errLabels.at("remote_node").find(";spine-"), std::string::npos) << errPort.dump();
 
-  EXPECT_TRUE(alertsMatching(prometheus_->alerts(), "IbLinkDown", "firing", {}).empty())
-      << prometheus_->alerts().dump();
+  EXPECT_TRUE(alertsMatching(alerts(), "IbLinkDown", "firing", {}).empty()) << alerts().dump();
 
   // Unlink the cable: IbLinkDown fires with its labels.
   auto r = fabric_->cmd(R"(Unlink "leaf-01"[5])");
@@ -191,12 +253,12 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
   json fired;
   ASSERT_TRUE(waitFor(
       [&] {
-        auto a = alertsMatching(prometheus_->alerts(), "IbLinkDown", "firing", downLabels);
+        auto a = alertsMatching(alerts(), "IbLinkDown", "firing", downLabels);
         if (!a.empty()) fired = a[0];
         return !a.empty();
       },
       90s, 500ms))
-      << prometheus_->alerts().dump() << diagnostics();
+      << alerts().dump() << diagnostics();
   EXPECT_EQ(fired["labels"]["severity"], "critical");
   const std::string description = fired["annotations"].value("description", "");
   EXPECT_NE(description.find(downLabels.at("node")), std::string::npos) << description;
@@ -204,8 +266,7 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
   EXPECT_NE(description.find("port " + downLabels.at("port")), std::string::npos) << description;
   EXPECT_EQ(fired["annotations"]["runbook_url"], "docs/runbooks.md#iblinkdown");
   // Only that cable: no other link alerts.
-  EXPECT_EQ(alertsMatching(prometheus_->alerts(), "IbLinkDown", "firing", {}).size(), 1u)
-      << prometheus_->alerts().dump();
+  EXPECT_EQ(alertsMatching(alerts(), "IbLinkDown", "firing", {}).size(), 1u) << alerts().dump();
 
   // Rising symbol errors on leaf-02 port 5 (ibsim's PerformanceSet, raised each poll).
   int symbolErrors = 0;
@@ -215,23 +276,22 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
         auto set = fabric_->cmd(R"(PerformanceSet "leaf-02"[5] PortCounters.SymbolErrorCounter=)" +
                                 std::to_string(symbolErrors));
         if (set.exitCode != 0) return false;
-        return !alertsMatching(prometheus_->alerts(), "IbSymbolErrorsRising", "firing", errLabels)
-                    .empty();
+        return !alertsMatching(alerts(), "IbSymbolErrorsRising", "firing", errLabels).empty();
       },
       90s, 1s))
-      << prometheus_->alerts().dump() << diagnostics();
+      << alerts().dump() << diagnostics();
 
   // Every rule has been evaluated without error.
   ASSERT_TRUE(waitFor(
       [&] {
-        for (const auto& g : prometheus_->ruleGroups())
+        for (const auto& g : ruleGroups())
           for (const auto& rule : g["rules"])
             if (rule.value("health", "") == "unknown") return false;
         return true;
       },
       30s, 500ms));
   int rules = 0;
-  for (const auto& g : prometheus_->ruleGroups()) {
+  for (const auto& g : ruleGroups()) {
     for (const auto& rule : g["rules"]) {
       ++rules;
       EXPECT_EQ(rule.value("health", ""), "ok")
@@ -239,7 +299,7 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
           << rule.value("lastError", "");
     }
   }
-  EXPECT_EQ(rules, 8 + 17);
+  EXPECT_EQ(rules, 9 + 17);  // ibfabric-rules.yml + ibfabric-alerts.yml
 
   // Every dashboard panel query evaluates, and returns data unless its metric is not exported
   // yet. Variables: every ibfabricd, the switch with the rising errors, all its ports.
@@ -247,7 +307,7 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
   ASSERT_GT(queries.size(), 40u);
   int withData = 0;
   for (const auto& q : queries) {
-    auto result = prometheus_->tryQuery(q.promql);
+    auto result = tryQuery(q.promql);
     EXPECT_TRUE(result.ok) << "panel " << q.name() << ": " << result.error << "\n" << q.promql;
     if (!result.ok) continue;
     const auto missing = kNotYetExported.find(q.name());
@@ -272,12 +332,10 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
   // ReLink: the cable is crawled again and IbLinkDown resolves.
   r = fabric_->cmd(R"(ReLink "leaf-01"[5])");
   ASSERT_EQ(r.exitCode, 0) << r.describe();
-  EXPECT_TRUE(waitFor(
-      [&] {
-        return alertsMatching(prometheus_->alerts(), "IbLinkDown", "firing", downLabels).empty();
-      },
-      90s, 500ms))
-      << prometheus_->alerts().dump() << diagnostics();
+  EXPECT_TRUE(
+      waitFor([&] { return alertsMatching(alerts(), "IbLinkDown", "firing", downLabels).empty(); },
+              90s, 500ms))
+      << alerts().dump() << diagnostics();
   EXPECT_FALSE(
       waitForSeries("ibfabric_link_health_id" + cable + " or ibfabric_link_health_id" + cableRev,
                     10s)

@@ -35,6 +35,12 @@ void collectPanels(const json& panels, std::vector<const json*>& out) {
   }
 }
 
+/// The dashboard's top-level panels, by reference (collectPanels keeps pointers into them).
+const json& topPanels(const json& d) {
+  static const json kNone = json::array();
+  return d.is_object() && d.contains("panels") ? d["panels"] : kNone;
+}
+
 bool isRow(const json& p) { return p.value("type", "") == "row"; }
 
 std::string datasourceUid(const json& owner) {
@@ -116,7 +122,7 @@ std::vector<PanelQuery> panelQueries(const std::vector<std::filesystem::path>& f
   for (const auto& file : files) {
     const json d = readJson(file);
     std::vector<const json*> panels;
-    collectPanels(d.value("panels", json::array()), panels);
+    collectPanels(topPanels(d), panels);
     if (panels.empty()) throw std::runtime_error(file.string() + ": no panels");
     for (const json* p : panels) {
       if (isRow(*p) || !p->contains("targets")) continue;
@@ -155,7 +161,7 @@ std::vector<std::string> lintDashboard(const std::filesystem::path& file) {
   if (!input) problems.push_back("no __inputs entry DS_PROMETHEUS (datasource, prometheus)");
 
   std::vector<const json*> panels;
-  collectPanels(d.value("panels", json::array()), panels);
+  collectPanels(topPanels(d), panels);
   if (panels.empty()) problems.push_back("no panels");
   std::set<int> ids;
   for (const json* p : panels) {
@@ -194,7 +200,8 @@ std::string queriesAsRuleFile(const std::vector<PanelQuery>& queries) {
   out << "groups:\n";
   int n = 0;
   for (const auto& q : queries) {
-    out << "  - name: " << yamlQuote(q.name() + " #" + std::to_string(++n)) << "\n"
+    ++n;
+    out << "  - name: " << yamlQuote(q.name() + " #" + std::to_string(n)) << "\n"
         << "    rules:\n"
         << "      - record: dashboard_query_" << n << "\n"
         << "        expr: " << yamlQuote(q.promql) << "\n";

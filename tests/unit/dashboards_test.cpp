@@ -69,8 +69,8 @@ TEST(Dashboards, VariablesExpand) {
                                    {{"switch", "leaf-1"}}),
             R"(rate(x{node="leaf-1",port=~".*"}[1m]))");
   // label_replace references are not variables.
-  EXPECT_EQ(expandGrafanaVariables(R"(label_replace(x, "a", "$1", "b", "(.*)"))"),
-            R"(label_replace(x, "a", "$1", "b", "(.*)"))");
+  EXPECT_EQ(expandGrafanaVariables(R"q(label_replace(x, "a", "$1", "b", "(.*)"))q"),
+            R"q(label_replace(x, "a", "$1", "b", "(.*)"))q");
 }
 
 TEST(Dashboards, EveryPanelExpressionParses) {
