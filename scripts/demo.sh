@@ -96,6 +96,11 @@ for _ in $(seq 300); do
   sleep 0.2
 done
 curl -s "$api/api/v1/health" | jq -c '{status, ready, crawl: .crawl.last_duration_seconds, sweep: .sweep.last_duration_seconds}'
+# The /metrics page of a large fabric takes seconds to render (docs/api.md): scrape no faster
+# than that allows.
+read -r bytes secs < <(curl -s -o /dev/null -w '%{size_download} %{time_total}\n' "$api/metrics")
+scrape=$(awk -v t="$secs" 'BEGIN { s = int(t * 2.5) + 1; print (s < 10 ? 10 : s) }')
+echo "/metrics: $((bytes / 1000000)) MB rendered in ${secs} s -> Prometheus scrapes every ${scrape} s"
 
 banner "Prometheus on 127.0.0.1:$prom_port with the ibfabric rules (alert 'for:' shortened to 10 s for the demo)"
 mkdir -p "$work/prometheus/data"
@@ -105,12 +110,12 @@ for f in ibfabric-rules.yml ibfabric-alerts.yml; do
 done
 cat >"$work/prometheus/prometheus.yml" <<EOC
 global:
-  scrape_interval: 10s   # a 4-SU /metrics page is ~20 MB: it takes seconds to render
+  scrape_interval: ${scrape}s
   evaluation_interval: 5s
 rule_files: [ibfabric-rules.yml, ibfabric-alerts.yml]
 scrape_configs:
   - job_name: ibfabric
-    scrape_timeout: 10s
+    scrape_timeout: ${scrape}s
     static_configs:
       - targets: ["${api#http://}"]
 EOC
@@ -140,8 +145,9 @@ cat <<EOT
   curl -s '$prom/api/v1/alerts' | jq '.data.alerts[] | {alert: .labels.alertname, node: .labels.node, port: .labels.port, remote: .labels.remote_node, state}'
   curl -s '$prom/api/v1/query?query=topk(5,ibfabric_port_utilization_ratio)' | jq '.data.result[] | {node: .metric.node, port: .metric.port, v: .value[1]}'
 EOT
-if "$cli" place --help >/dev/null 2>&1; then
-  echo "  $cli place --help        # GPU placement on the fabric (see docs)"
+# GPU placement: `ibfabric place` where this build has it.
+if "$cli" --help 2>/dev/null | grep -qE '^[[:space:]]+place[[:space:]]'; then
+  echo "  $cli place --help        # where to place a job's GPUs on this fabric"
 fi
 cat <<EOT
   export IBFABRIC_SIM_DIR=$IBFABRIC_SIM_DIR
@@ -149,8 +155,9 @@ cat <<EOT
 EOT
 
 if [ "$once" = 1 ]; then
-  banner "Bounded run: waiting for the scenario's alerts (at most 4 minutes)"
-  deadline=$(( $(date +%s) + 240 ))
+  wait_max=$((240 + 6 * scrape))
+  banner "Bounded run: waiting for the scenario's alerts (at most $wait_max s)"
+  deadline=$(( $(date +%s) + wait_max ))
   want="IbPortCongested IbSymbolErrorsRising IbLinkFlapping"
   while [ "$(date +%s)" -lt "$deadline" ]; do
     firing=$(curl -s "$prom/api/v1/alerts" | jq -r '[.data.alerts[] | select(.state=="firing") | .labels.alertname] | unique | join(" ")')
