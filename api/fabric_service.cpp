@@ -351,7 +351,10 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
   });
   // Forwarding tables ride on the same MAD engine (api/routing_state.h); never fails the sweep.
   const auto before = state();
-  auto routes = updateRoutes(*source, sweptTopology, before->forwarding, before->routeAnalysis);
+  // After the SM reported a routing pass (requestRouteRefresh) the tables are read in full.
+  const bool forceRead = routeRefreshRequested_.exchange(false);
+  auto routes = updateRoutes(*source, sweptTopology, forceRead ? nullptr : before->forwarding,
+                             forceRead ? nullptr : before->routeAnalysis);
   if (routes.attempted) publish([&](ServiceState& s) { applyRoutesUpdate(s, routes); });
   return true;
 }
@@ -392,7 +395,7 @@ void FabricService::sweepLoop() {
           pendingUp_.empty() ? next : std::min(next, Clock::now() + std::chrono::milliseconds(200));
       cv_.wait_until(lock, until, [&] {
         return stopping_ || topologyGeneration_ != generation || !clearJobs_.empty() ||
-               !probeRequests_.empty();
+               !probeRequests_.empty() || routeRefreshRequested_;
       });
       if (stopping_) break;
       if (!clearJobs_.empty()) runClears();
@@ -406,7 +409,9 @@ void FabricService::sweepLoop() {
         probeSwitches(lids, source.get());
         lock.lock();
       }
-      if (stopping_ || topologyGeneration_ != generation || Clock::now() >= next) break;
+      if (stopping_ || topologyGeneration_ != generation || Clock::now() >= next ||
+          routeRefreshRequested_)
+        break;
     }
   }
   for (auto& job : clearJobs_)

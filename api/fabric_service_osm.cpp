@@ -78,13 +78,18 @@ void FabricService::requestPendingProbes() {
 }
 
 void FabricService::requestRouteRefresh(const std::string& reason) {
-  // Forwarding tables are not part of the service state yet: nothing to re-read. Counted and
-  // logged so that the request is observable (ibfabric_route_refresh_requests_total).
+  // The sweep thread owns the MAD engine: it sweeps at once and reads every table in full
+  // (ibfabric_route_refresh_requests_total counts the requests).
   spdlog::info("forwarding tables changed ({}): route refresh requested", reason);
   publishChange([&](ServiceState& s) {
     s.osm.routeRefreshRequests++;
     s.osm.lastRouteRefreshReason = reason;
   });
+  {
+    std::lock_guard lock(mu_);
+    routeRefreshRequested_ = true;
+  }
+  cv_.notify_all();
 }
 
 void FabricService::setOsmLink(const OsmLinkStatus& link) {

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "api/placement_endpoint.h"
 #include "api/service_config.h"
 #include "scheduler_hooks/pool_placer.h"
 
@@ -97,11 +98,24 @@ json usageJson(const scheduler_hooks::PoolUsage& u) {
       {"now_unix", secs}};
 }
 
-/// The placer the daemon gives the pool.
+/// The placer the daemon gives the pool: the placement engine on the live routes and link load
+/// (api/placement_endpoint.h). Until the first forwarding tables are read (or when the counter
+/// source has none), the leaf-packing placer answers instead, so the pool never waits on routing.
 routing::Placer makeDaemonPlacer(FabricService& service) {
-  // PLACER: the one spot where the daemon chooses the placement engine. Until routing's engine
-  // (routing::place, routing/placement.h) is on this branch, the leaf-packing placer stands in.
-  return scheduler_hooks::makeLeafPackingPlacer([&service] { return service.state()->topology; });
+  auto engine = std::make_shared<PlacementService>(service);
+  auto fallback =
+      scheduler_hooks::makeLeafPackingPlacer([&service] { return service.state()->topology; });
+  return [engine, fallback](const routing::PlacementRequest& request) {
+    try {
+      return engine->place(request);
+    } catch (const routing::PlacementError& e) {
+      if (e.kind() != routing::PlacementError::Kind::kNotReady) throw;
+      spdlog::debug("pool: placement engine not ready ({}); leaf packing instead", e.what());
+      auto answer = fallback(request);
+      answer.warnings.push_back(std::string("placed by leaf packing: ") + e.what());
+      return answer;
+    }
+  };
 }
 
 }  // namespace
