@@ -109,20 +109,6 @@ std::string_view toString(AllocationState s) {
   return s == AllocationState::kActive ? "active" : "degraded";
 }
 
-std::string_view toString(HostHealth h) {
-  switch (h) {
-    case HostHealth::kOk:
-      return "ok";
-    case HostHealth::kDegraded:
-      return "degraded";
-    case HostHealth::kFaulty:
-      return "faulty";
-    case HostHealth::kDown:
-      return "down";
-  }
-  return "ok";
-}
-
 int PoolError::httpStatus() const {
   switch (kind_) {
     case Kind::kInvalid:

@@ -39,6 +39,7 @@
 
 #include "discovery/topology.h"
 #include "routing/placement.h"
+#include "scheduler_hooks/export_layout.h"
 #include "scheduler_hooks/pool_inventory.h"
 #include "scheduler_hooks/pool_quota.h"
 #include "telemetry/event_log.h"
@@ -50,9 +51,8 @@ class PoolJournal;
 enum class AllocationState { kActive, kDegraded };
 std::string_view toString(AllocationState s);  // "active", "degraded"
 
-/// How a host looks from the fabric, worst first: down > faulty > degraded > ok.
-enum class HostHealth { kOk, kDegraded, kFaulty, kDown };
-std::string_view toString(HostHealth h);  // "ok", "degraded", "faulty", "down"
+// How a host looks from the fabric: HostHealth (ok < degraded < faulty < down) of
+// scheduler_hooks/export_layout.h, shared with the exports and the extender.
 
 struct AllocationRequest {
   std::string jobId;

@@ -19,7 +19,9 @@
 #include "api/counter_source.h"
 #include "api/crawl_child.h"
 #include "api/fabric_service.h"
+#include "api/export_endpoints.h"
 #include "api/osm_wiring.h"
+#include "api/placement_endpoint.h"
 #include "api/pool_endpoints.h"
 #include "api/rest_server.h"
 #include "api/service_config.h"
@@ -109,10 +111,28 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
       std::move(crawlSource), [uo] { return makeUmadCounterSource(uo); }, so);
   service.setCancelCrawl([crawl] { crawl->cancel(); });
 
+  std::unique_ptr<PoolService> pool;  // the GPU pool allocator, with a `pool:` block
+
   RestOptions ro;
   ro.token = config.apiToken;
   ro.tlsCert = config.tlsCert;
   ro.tlsKey = config.tlsKey;
+  // The kube-scheduler extender ranks with the placement engine, and finds a pod's job group
+  // among the pool's allocations (job id = ibfabric.io/job-group) when the pool is configured.
+  {
+    auto hooks = std::make_shared<SchedulerHooks>();
+    auto placement = std::make_shared<PlacementService>(service);
+    hooks->placer = routing::Placer(
+        [placement](const routing::PlacementRequest& r) { return placement->place(r); });
+    hooks->jobGroupHosts = [&pool](const std::string& group) {
+      std::vector<std::string> hosts;
+      if (!pool) return hosts;
+      if (auto a = pool->pool().get(group))
+        for (const auto& grant : a->hosts) hosts.push_back(grant.host);
+      return hosts;
+    };
+    ro.scheduler = hooks;
+  }
   std::unique_ptr<RestServer> serverPtr;
   try {
     serverPtr = std::make_unique<RestServer>(service, ro);
@@ -121,7 +141,6 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
     return 1;
   }
   RestServer& server = *serverPtr;
-  std::unique_ptr<PoolService> pool;  // the GPU pool allocator, with a `pool:` block
   if (config.pool.enabled) {
     try {
       pool = std::make_unique<PoolService>(service, config.pool);
