@@ -49,7 +49,8 @@ struct Http {
 };
 
 std::string guidOf(Http& http, const std::string& description) {
-  for (const auto& n : http.ok("/api/v1/nodes")["nodes"])
+  const json nodes = http.ok("/api/v1/nodes");  // alive while iterating
+  for (const auto& n : nodes["nodes"])
     if (n["description"] == description) return n["guid"];
   return "";
 }
@@ -196,7 +197,7 @@ TEST_F(DaemonOps, PrometheusScrapesTheSameNumbersAsTheRestApi) {
   EXPECT_EQ(scalar("sum(ibfabric_fabric_hosts)"), http_->ok("/api/v1/topology")["hosts"]);
 
   // A cable Unlinked shows in both.
-  auto r = fabric_->cmd("Unlink \"ohost2-2\"[1]");
+  auto r = fabric_->cmd("Unlink \"ohost1-2\"[1]");  // not the daemon's own HCA (the last)
   ASSERT_EQ(r.exitCode, 0) << r.describe();
   ASSERT_TRUE(waitFor([&] { return http_->ok("/api/v1/topology")["links"] == 7; }, 30s));
   ASSERT_TRUE(waitFor([&] { return scalar("sum(ibfabric_fabric_links)") == 7; }, 30s));
