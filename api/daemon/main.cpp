@@ -109,6 +109,7 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
   ro.token = config.apiToken;
   ro.tlsCert = config.tlsCert;
   ro.tlsKey = config.tlsKey;
+  ro.metrics.fullPortLabels = config.metricsPortLabels == "full";
   std::unique_ptr<RestServer> serverPtr;
   try {
     serverPtr = std::make_unique<RestServer>(service, ro);
