@@ -1,4 +1,6 @@
 // ibfabricd's operational behaviour on a real ibsim + OpenSM fabric over real HTTP:
+//   - an expected topology with a node that is not there: /topology/compare, node_missing,
+//     ibfabric_fabric_missing_nodes;
 //   - clearing a switch port's counters (PortCounters and PortCountersExtended SETs through the
 //     daemon's own umad port): the counters read ~0 after, the next rate is sane;
 //   - faults: ibsim killed -> not ready (503 on /health/ready), the last snapshot still served
@@ -97,7 +99,31 @@ class DaemonOps : public ::testing::Test {
 };
 
 TEST_F(DaemonOps, ClearCountersThroughTheSweepThread) {
-  startDaemon("sweep_interval: 0.5\ncrawl_interval: 30\napi_token: s3cret\n");
+  // Also an expected topology: the fabric plus one HCA that is not there.
+  const auto expected =
+      writeScratchFile("ops-expected.net", fatTreeText("o", 2, 2, 2) + "\nHca 1 \"oextra\"\n");
+  startDaemon("sweep_interval: 0.5\ncrawl_interval: 30\napi_token: s3cret\nexpected_topology: " +
+              expected.string() + "\n");
+  auto compare = http_->ok("/api/v1/topology/compare");
+  EXPECT_EQ(compare["missing_nodes"]["ca"], 1) << compare.dump();
+  bool extraMissing = false;
+  for (const auto& n : compare["expected_nodes"])
+    extraMissing = extraMissing || (n["node"] == "oextra" && n["present"] == false);
+  EXPECT_TRUE(extraMissing) << compare.dump();
+  const auto missing = http_->ok("/api/v1/events?type=node_missing")["events"];
+  ASSERT_EQ(missing.size(), 1u) << missing.dump();
+  EXPECT_EQ(missing[0]["node"], "oextra");
+  // /metrics is rendered in the background after each state change: it may lag a moment.
+  std::string text;
+  EXPECT_TRUE(waitFor(
+      [&] {
+        auto res = http_->client.Get("/metrics");
+        text = res ? res->body : "";
+        return text.find("ibfabric_fabric_missing_nodes{type=\"ca\"} 1") != std::string::npos;
+      },
+      10s));
+  EXPECT_NE(text.find("node=\"oextra\",type=\"ca\"} 0"), std::string::npos);
+
   const std::string leaf = guidOf(*http_, "oleaf1");
   ASSERT_FALSE(leaf.empty());
   const std::string port = "/api/v1/ports/" + leaf + "/1";
