@@ -117,6 +117,7 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
   ro.token = config.apiToken;
   ro.tlsCert = config.tlsCert;
   ro.tlsKey = config.tlsKey;
+  ro.metrics.fullPortLabels = config.metricsPortLabels == "full";
   // The kube-scheduler extender ranks with the placement engine, and finds a pod's job group
   // among the pool's allocations (job id = ibfabric.io/job-group) when the pool is configured.
   {

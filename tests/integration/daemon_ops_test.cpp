@@ -1,4 +1,6 @@
 // ibfabricd's operational behaviour on a real ibsim + OpenSM fabric over real HTTP:
+//   - an expected topology with a node that is not there: /topology/compare, node_missing,
+//     ibfabric_fabric_missing_nodes;
 //   - clearing a switch port's counters (PortCounters and PortCountersExtended SETs through the
 //     daemon's own umad port): the counters read ~0 after, the next rate is sane;
 //   - faults: ibsim killed -> not ready (503 on /health/ready), the last snapshot still served
@@ -49,7 +51,8 @@ struct Http {
 };
 
 std::string guidOf(Http& http, const std::string& description) {
-  for (const auto& n : http.ok("/api/v1/nodes")["nodes"])
+  const json nodes = http.ok("/api/v1/nodes");  // alive while iterating
+  for (const auto& n : nodes["nodes"])
     if (n["description"] == description) return n["guid"];
   return "";
 }
@@ -96,7 +99,31 @@ class DaemonOps : public ::testing::Test {
 };
 
 TEST_F(DaemonOps, ClearCountersThroughTheSweepThread) {
-  startDaemon("sweep_interval: 0.5\ncrawl_interval: 30\napi_token: s3cret\n");
+  // Also an expected topology: the fabric plus one HCA that is not there.
+  const auto expected =
+      writeScratchFile("ops-expected.net", fatTreeText("o", 2, 2, 2) + "\nHca 1 \"oextra\"\n");
+  startDaemon("sweep_interval: 0.5\ncrawl_interval: 30\napi_token: s3cret\nexpected_topology: " +
+              expected.string() + "\n");
+  auto compare = http_->ok("/api/v1/topology/compare");
+  EXPECT_EQ(compare["missing_nodes"]["ca"], 1) << compare.dump();
+  bool extraMissing = false;
+  for (const auto& n : compare["expected_nodes"])
+    extraMissing = extraMissing || (n["node"] == "oextra" && n["present"] == false);
+  EXPECT_TRUE(extraMissing) << compare.dump();
+  const auto missing = http_->ok("/api/v1/events?type=node_missing")["events"];
+  ASSERT_EQ(missing.size(), 1u) << missing.dump();
+  EXPECT_EQ(missing[0]["node"], "oextra");
+  // /metrics is rendered in the background after each state change: it may lag a moment.
+  std::string text;
+  EXPECT_TRUE(waitFor(
+      [&] {
+        auto res = http_->client.Get("/metrics");
+        text = res ? res->body : "";
+        return text.find("ibfabric_fabric_missing_nodes{type=\"ca\"} 1") != std::string::npos;
+      },
+      10s));
+  EXPECT_NE(text.find("node=\"oextra\",type=\"ca\"} 0"), std::string::npos);
+
   const std::string leaf = guidOf(*http_, "oleaf1");
   ASSERT_FALSE(leaf.empty());
   const std::string port = "/api/v1/ports/" + leaf + "/1";
@@ -196,7 +223,7 @@ TEST_F(DaemonOps, PrometheusScrapesTheSameNumbersAsTheRestApi) {
   EXPECT_EQ(scalar("sum(ibfabric_fabric_hosts)"), http_->ok("/api/v1/topology")["hosts"]);
 
   // A cable Unlinked shows in both.
-  auto r = fabric_->cmd("Unlink \"ohost2-2\"[1]");
+  auto r = fabric_->cmd("Unlink \"ohost1-2\"[1]");  // not the daemon's own HCA (the last)
   ASSERT_EQ(r.exitCode, 0) << r.describe();
   ASSERT_TRUE(waitFor([&] { return http_->ok("/api/v1/topology")["links"] == 7; }, 30s));
   ASSERT_TRUE(waitFor([&] { return scalar("sum(ibfabric_fabric_links)") == 7; }, 30s));
