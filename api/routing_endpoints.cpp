@@ -68,7 +68,7 @@ std::optional<std::size_t> parseLimit(const Request& req, Response& res) {
 
 }  // namespace
 
-json routeJson(const Topology& t, const routing::Route& r, const ServiceState* state) {
+json routeJson(const Topology& t, PortRef src, const routing::Route& r, const ServiceState* state) {
   json hops = json::array();
   for (const auto& h : r.hops) {
     json jh = {{"from", endJson(t, h.from)}, {"to", endJson(t, h.to)}, {"link", h.link}};
@@ -88,11 +88,11 @@ json routeJson(const Topology& t, const routing::Route& r, const ServiceState* s
     }
     hops.push_back(std::move(jh));
   }
-  json j = {{"src", endpointJson(t, r.hops.empty() ? PortRef{} : r.hops.front().from, r.src)},
+  json j = {{"src", {{"lid", r.src.value()}}},
             {"status", std::string(routing::toString(r.status))},
             {"switch_hops", r.switchHops()},
             {"hops", hops}};
-  if (r.hops.empty()) j["src"] = {{"lid", r.src.value()}};
+  if (t.port(src)) j["src"] = endpointJson(t, src, r.src);
   j["dst"] = {{"lid", r.dst.value()}};
   if (auto ref = t.findLid(r.dst)) j["dst"] = endpointJson(t, *ref, r.dst);
   if (!r.ok()) j["problem"] = r.problem;
@@ -168,9 +168,7 @@ void registerRoutingEndpoints(httplib::Server& svr, FabricService& service) {
     json routes = json::array();
     for (const auto& [a, b] : routing::pairEndpoints(src, dst)) {
       auto r = routing::traceRoute(t, *s->forwarding, a.port, b.lid);
-      json jr = routeJson(t, r, s.get());
-      jr["src"] = endpointJson(t, a.port, a.lid);
-      routes.push_back(std::move(jr));
+      routes.push_back(routeJson(t, a.port, r, s.get()));
     }
     sendJson(res, {{"source", s->forwarding->source()}, {"routes", routes}});
   });

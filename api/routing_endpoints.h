@@ -20,7 +20,7 @@ void registerRoutingEndpoints(httplib::Server& server, FabricService& service);
 
 /// One route: endpoints, status, hops (each: from/to node, port, link rate; and, with a state,
 /// link health and the transmit utilization of the sending port).
-nlohmann::json routeJson(const Topology& topology, const routing::Route& route,
+nlohmann::json routeJson(const Topology& topology, PortRef src, const routing::Route& route,
                          const ServiceState* state);
 /// Counts and the listed problems (at most `limit`), with the table read's failures.
 nlohmann::json validationJson(const Topology& topology, const routing::ForwardingTables& tables,

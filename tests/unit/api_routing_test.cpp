@@ -200,6 +200,27 @@ TEST(ApiRoutingState, ProblemsReachMetricsAndValidationJson) {
       text.find("ibfabric_route_problems{kind=\"no_table\"} " + std::to_string(v.missingTables)),
       std::string::npos)
       << text;
+  // A route that crosses no cable (to itself) and one that fails at once still render.
+  const Node& ca = topo->node(topo->hosts().at(0).hcas.at(0));
+  const PortRef caPort{ca.index, PortNum{1}};
+  auto self = routeJson(*topo, caPort, routing::traceRoute(*topo, *tables, caPort, ca.lid()), &s);
+  EXPECT_EQ(self["status"], "ok");
+  EXPECT_EQ(self["hops"].size(), 0u);
+  EXPECT_EQ(self["src"]["description"], ca.description);
+  const Node& spine = [&]() -> const Node& {
+    for (const Node& n : topo->nodes()) {
+      if (n.description.find("spine-01") != std::string::npos) return n;
+    }
+    throw std::runtime_error("no spine");
+  }();
+  const PortRef spinePort{spine.index, PortNum{0}};
+  auto noTable = routing::traceRoute(*topo, *tables, spinePort, ca.lid());
+  EXPECT_EQ(noTable.status, routing::Route::Status::kNoTable);
+  auto jn = routeJson(*topo, spinePort, noTable, nullptr);
+  EXPECT_EQ(jn["status"], "no_table");
+  EXPECT_EQ(jn["src"]["type"], "switch");
+  EXPECT_TRUE(jn["problem"].is_string());
+
   auto j = validationJson(*topo, *tables, v, 2);
   EXPECT_EQ(j["problems"].size(), 2u);
   EXPECT_EQ(j["problems"][0]["kind"], "no_table");

@@ -152,7 +152,7 @@ void runRoutes(const RoutesArgs& args) {
       auto r = routing::traceRoute(*topo, *tables, a.port, b.lid);
       if (!r.ok()) status = 2;
       if (asJson) {
-        routes.push_back(api::routeJson(*topo, r, nullptr));
+        routes.push_back(api::routeJson(*topo, a.port, r, nullptr));
       } else {
         printRoute(*topo, r, a);
       }
