@@ -69,9 +69,12 @@ TEST(OsmPluginSim, SubSecondLinkEventsReroutesAndDaemonRestarts) {
   const auto socket = scratchDir() / "osm-events.sock";
   auto net = writeScratchFile("osm.net", fatTreeText("o", 2, 2, 2));
   SimFabric::Options fo;
-  fo.upArgs = {"--osm-plugin", IBFABRIC_OSM_PLUGIN_PATH, "--osm-plugin-options", socket.string()};
+  fo.upArgs = {"--osm-plugin",  IBFABRIC_OSM_PLUGIN_PATH, "--osm-plugin-options",
+               socket.string(), "--sm-sweep-interval",    "5"};
   SimFabric fabric(net, "osm", fo);
   const auto opensmLog = fabric.stateDir() / "opensm.log";
+  EXPECT_EQ(countInFile(fabric.stateDir() / "opensm.conf", "event_plugin_name ibfabric_osm\n"), 1u);
+  EXPECT_EQ(countInFile(fabric.stateDir() / "opensm.conf", "sweep_interval 5\n"), 1u);
 
   const std::vector<std::string> args = {"--listen",    "127.0.0.1:0",  "--crawl-interval",
                                          "60",          "--osm-events", socket.string(),
