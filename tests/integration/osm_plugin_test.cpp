@@ -155,6 +155,7 @@ TEST(OsmPluginSim, SubSecondLinkEventsReroutesAndDaemonRestarts) {
   // The daemon stops: OpenSM keeps running and sweeping; the plugin drops and counts.
   const int status = daemon->signalAndWait(SIGTERM, 5s);
   ASSERT_NE(status, -1) << daemon->log();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << daemon->log();
   daemon.reset();
   const std::size_t sweepsBefore = countInFile(opensmLog, "SUBNET UP");
   r = fabric.cmd(R"(Unlink "oleaf2"[4])");
@@ -187,7 +188,9 @@ TEST(OsmPluginSim, SubSecondLinkEventsReroutesAndDaemonRestarts) {
   const json resumed = up.get();
   // The cable went down before this daemon started: it learns the far end from a crawl.
   EXPECT_TRUE(mentions(resumed, "oleaf2")) << resumed.dump() << "\n" << daemon->log();
-  ASSERT_NE(daemon->signalAndWait(SIGTERM, 5s), -1) << daemon->log();
+  const int status2 = daemon->signalAndWait(SIGTERM, 5s);
+  ASSERT_NE(status2, -1) << daemon->log();
+  EXPECT_TRUE(WIFEXITED(status2) && WEXITSTATUS(status2) == 0) << status2 << "\n" << daemon->log();
 }
 
 TEST(OsmPluginCli, BadPluginAndSocketPathsAreClearErrors) {
