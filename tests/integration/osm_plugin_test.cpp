@@ -69,9 +69,12 @@ TEST(OsmPluginSim, SubSecondLinkEventsReroutesAndDaemonRestarts) {
   const auto socket = scratchDir() / "osm-events.sock";
   auto net = writeScratchFile("osm.net", fatTreeText("o", 2, 2, 2));
   SimFabric::Options fo;
-  fo.upArgs = {"--osm-plugin", IBFABRIC_OSM_PLUGIN_PATH, "--osm-plugin-options", socket.string()};
+  fo.upArgs = {"--osm-plugin",  IBFABRIC_OSM_PLUGIN_PATH, "--osm-plugin-options",
+               socket.string(), "--sm-sweep-interval",    "5"};
   SimFabric fabric(net, "osm", fo);
   const auto opensmLog = fabric.stateDir() / "opensm.log";
+  EXPECT_EQ(countInFile(fabric.stateDir() / "opensm.conf", "event_plugin_name ibfabric_osm\n"), 1u);
+  EXPECT_EQ(countInFile(fabric.stateDir() / "opensm.conf", "sweep_interval 5\n"), 1u);
 
   const std::vector<std::string> args = {"--listen",    "127.0.0.1:0",  "--crawl-interval",
                                          "60",          "--osm-events", socket.string(),
@@ -152,6 +155,7 @@ TEST(OsmPluginSim, SubSecondLinkEventsReroutesAndDaemonRestarts) {
   // The daemon stops: OpenSM keeps running and sweeping; the plugin drops and counts.
   const int status = daemon->signalAndWait(SIGTERM, 5s);
   ASSERT_NE(status, -1) << daemon->log();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << daemon->log();
   daemon.reset();
   const std::size_t sweepsBefore = countInFile(opensmLog, "SUBNET UP");
   r = fabric.cmd(R"(Unlink "oleaf2"[4])");
@@ -184,7 +188,9 @@ TEST(OsmPluginSim, SubSecondLinkEventsReroutesAndDaemonRestarts) {
   const json resumed = up.get();
   // The cable went down before this daemon started: it learns the far end from a crawl.
   EXPECT_TRUE(mentions(resumed, "oleaf2")) << resumed.dump() << "\n" << daemon->log();
-  ASSERT_NE(daemon->signalAndWait(SIGTERM, 5s), -1) << daemon->log();
+  const int status2 = daemon->signalAndWait(SIGTERM, 5s);
+  ASSERT_NE(status2, -1) << daemon->log();
+  EXPECT_TRUE(WIFEXITED(status2) && WEXITSTATUS(status2) == 0) << status2 << "\n" << daemon->log();
 }
 
 TEST(OsmPluginCli, BadPluginAndSocketPathsAreClearErrors) {
