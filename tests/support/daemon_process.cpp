@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <thread>
 
@@ -17,9 +18,10 @@ extern char** environ;
 
 namespace ibfabric::testing {
 
+using Clock = std::chrono::steady_clock;
+
 DaemonProcess::DaemonProcess(const SimFabric& fabric, const std::vector<std::string>& args) {
-  static int count = 0;
-  errPath_ = scratchDir() / ("daemon-" + fabric.name() + "-" + std::to_string(++count) + ".err");
+  errPath_ = scratchDir() / ("daemon-" + fabric.name() + ".err");
   std::vector<std::string> argv = {IBFABRIC_CLI_PATH,   "sim", "run", "--name", fabric.name(), "--",
                                    IBFABRIC_DAEMON_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -55,9 +57,9 @@ DaemonProcess::~DaemonProcess() {
 }
 
 int DaemonProcess::waitForPort(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = Clock::now() + timeout;
   std::string text;
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (Clock::now() < deadline) {
     pollfd p{out_, POLLIN, 0};
     if (::poll(&p, 1, 100) <= 0) continue;
     char buf[512];
@@ -76,10 +78,11 @@ int DaemonProcess::waitForPort(std::chrono::milliseconds timeout) {
 
 int DaemonProcess::signalAndWait(int sig, std::chrono::milliseconds timeout) {
   ::kill(pid_, sig);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
     int st = 0;
-    if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+    pid_t r = ::waitpid(pid_, &st, WNOHANG);
+    if (r == pid_) {
       reaped_ = true;
       return st;
     }

@@ -1,6 +1,6 @@
-// DaemonProcess: ibfabricd started under `ibfabric sim run --name N --` on a SimFabric, with
-// stdout on a pipe (for the "listening on" line) and stderr in a scratch file. Killed (SIGKILL)
-// and reaped in the destructor if still running. Not thread-safe.
+// A daemon under test: `ibfabric sim run --name N -- ibfabricd ARGS` in the background, stdout on
+// a pipe (for the "listening on" line), stderr in a scratch file; SIGKILLed and reaped in the
+// destructor if still running. Use from one thread.
 #pragma once
 
 #include <sys/types.h>
@@ -16,7 +16,6 @@ namespace ibfabric::testing {
 
 class DaemonProcess {
  public:
-  /// Throws std::runtime_error when the process cannot be started.
   DaemonProcess(const SimFabric& fabric, const std::vector<std::string>& args);
   ~DaemonProcess();
   DaemonProcess(const DaemonProcess&) = delete;
@@ -24,9 +23,9 @@ class DaemonProcess {
 
   /// Reads stdout until "listening on http://HOST:PORT"; the port, or -1 after `timeout`.
   int waitForPort(std::chrono::milliseconds timeout);
-  /// Sends `sig`, waits at most `timeout` for the exit; the wait status, or -1.
+  /// Sends `sig` and waits at most `timeout` for the exit; the wait status, or -1.
   int signalAndWait(int sig, std::chrono::milliseconds timeout);
-  /// Everything the daemon wrote to stderr so far.
+  /// The daemon's stderr so far.
   std::string log() const;
 
  private:
