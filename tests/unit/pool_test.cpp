@@ -554,6 +554,19 @@ TEST_F(PoolTest, CompactionWritesASnapshotAndReplaysFromIt) {
   EXPECT_EQ(free, 128 - 2 * 6);
 }
 
+TEST(PoolJournalFormat, AnUnusableJournalDirectoryIsAStorageError) {
+  PoolOptions o;
+  o.journalDir = "/proc/ibfabric-no-such-dir/pool";
+  try {
+    Pool pool(o);
+    ADD_FAILURE() << "no error";
+  } catch (const PoolError& e) {
+    EXPECT_EQ(e.kind(), PoolError::Kind::kStorage);
+    EXPECT_EQ(e.httpStatus(), 500);
+    EXPECT_THAT(e.what(), HasSubstr("/proc/ibfabric-no-such-dir"));
+  }
+}
+
 TEST(PoolJournalFormat, Crc32MatchesTheStandardCheckValue) {
   EXPECT_EQ(crc32("123456789"), 0xCBF43926u);
   EXPECT_EQ(crc32(""), 0u);
