@@ -143,6 +143,7 @@ ExtenderReply extenderFilter(std::string_view body, const ExtenderContext& ctx) 
     std::string why;
     auto host = fabricHostOf(*ctx.topology, name);
     const HostStatus* st = statusOf(ctx, host.value_or(name));
+    if (!host && !st) st = statusOf(ctx, name.substr(0, name.find('.')));  // a vanished host
     if (st && st->health >= HostHealth::kFaulty) {
       why = "HCA link " + std::string(toString(st->health)) + ": " + st->reason;
     } else if (!host) {

@@ -122,6 +122,14 @@ TEST(ExtenderFilter, FqdnNodeNamesAndAnyFieldCaseAreAccepted) {
   EXPECT_EQ(r.body["NodeNames"], json({"dgx0001.cluster.local", "dgx0002"}));
   EXPECT_EQ(fabricHostOf(*context().topology, "dgx0001.cluster.local"), "dgx0001");
   EXPECT_EQ(fabricHostOf(*context().topology, "dgx9999.cluster.local"), std::nullopt);
+  // A host the daemon knows is down but the topology no longer has, by its FQDN.
+  ExtenderContext ctx = context();
+  ctx.health["dgx9999"] = {HostHealth::kDown, "no longer seen by the crawls"};
+  auto gone = extenderFilter(namesArgs(pod(), {"dgx9999.cluster.local"}), ctx);
+  EXPECT_NE(
+      gone.body["FailedNodes"]["dgx9999.cluster.local"].get<std::string>().find("HCA link down"),
+      std::string::npos)
+      << gone.body.dump();
 }
 
 TEST(ExtenderFilter, BadRequestsGetAnErrorNotACrash) {
