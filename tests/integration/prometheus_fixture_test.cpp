@@ -49,7 +49,8 @@ TEST(PrometheusFixture, ScrapesQueriesAndEvaluatesRules) {
 
   ASSERT_TRUE(waitFor(
       [&] {
-        for (const auto& a : prom.alerts()["alerts"])
+        const auto alerts = prom.alerts();
+        for (const auto& a : alerts["alerts"])
           if (a["labels"]["alertname"] == "FixtureHigh" && a["state"] == "firing") return true;
         return false;
       },

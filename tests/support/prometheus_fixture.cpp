@@ -168,7 +168,8 @@ bool PrometheusFixture::waitForTargets(std::size_t count, std::chrono::milliseco
       [&] {
         try {
           std::size_t up = 0;
-          for (const auto& t : targets()["activeTargets"]) up += t.value("health", "") == "up";
+          const auto all = targets();  // keep the document alive while iterating
+          for (const auto& t : all["activeTargets"]) up += t.value("health", "") == "up";
           return up >= count;
         } catch (const std::exception&) {
           return false;
