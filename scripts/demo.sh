@@ -99,7 +99,7 @@ curl -s "$api/api/v1/health" | jq -c '{status, ready, crawl: .crawl.last_duratio
 # The /metrics page of a large fabric takes seconds to render (docs/api.md): scrape no faster
 # than that allows.
 read -r bytes secs < <(curl -s -o /dev/null -w '%{size_download} %{time_total}\n' "$api/metrics")
-scrape=$(awk -v t="$secs" 'BEGIN { s = int(t * 2.5) + 1; print (s < 10 ? 10 : s) }')
+scrape=$(awk -v t="$secs" 'BEGIN { s = int(t * 4) + 1; print (s < 15 ? 15 : s) }')
 echo "/metrics: $((bytes / 1000000)) MB rendered in ${secs} s -> Prometheus scrapes every ${scrape} s"
 
 banner "Prometheus on 127.0.0.1:$prom_port with the ibfabric rules (alert 'for:' shortened to 10 s for the demo)"

@@ -134,19 +134,7 @@ class AlertsE2e : public ::testing::Test {
                            zeroForDurations(std::string(std::istreambuf_iterator<char>(in), {}))));
     }
     prometheus_.start(PrometheusFixture::scrapeConfig(target_, 1s), rules);
-    // (Not PrometheusFixture::waitForTargets: its range-for iterates a member of a temporary.)
-    const bool scraped = waitFor(
-        [&] {
-          try {
-            const json targets = prometheus_.targets();
-            for (const auto& t : targets["activeTargets"])
-              if (t.value("health", "") == "up") return true;
-          } catch (const std::exception&) {
-          }
-          return false;
-        },
-        60s, 200ms);
-    ASSERT_TRUE(scraped) << "ibfabricd is not scraped" << diagnostics();
+    ASSERT_TRUE(prometheus_.waitForTargets(1, 60s)) << "ibfabricd is not scraped" << diagnostics();
   }
 
   void TearDown() override {
