@@ -179,6 +179,16 @@ TEST_F(PlacementSim, DaemonPostAvoidsHotUplinks) {
   const json& hot = answer["options"][0]["score"]["hottest_links"];
   ASSERT_FALSE(hot.empty()) << answer.dump();
   EXPECT_GT(hot[0]["utilization"].get<double>(), 0.3) << answer.dump();
+  // The CLI asks the daemon: same answer shape, Slurm host list out; unsatisfiable is exit 3.
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  auto cli = runCli({"place", "--server", url, "--hosts", "2", "--candidates",
+                     writeScratchFile("server-candidates.txt", "dgx0007 dgx0008\n").string(),
+                     "--format", "hostlist"});
+  EXPECT_EQ(cli.exitCode, 0) << cli.describe();
+  EXPECT_EQ(cli.out, "dgx[0007-0008]\n") << cli.describe();
+  cli = runCli({"place", "--server", url, "--hosts", "12"});
+  EXPECT_EQ(cli.exitCode, 3) << cli.describe();
+  EXPECT_NE(cli.err.find("(422): need 12 hosts"), std::string::npos) << cli.describe();
   auto metrics = c.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("ibfabric_placement_requests_total{result=\"ok\"}"),
