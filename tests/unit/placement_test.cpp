@@ -122,7 +122,8 @@ TEST(Placement, HotUplinksOfOneLeafWithTwoLeavesNeeded) {
   // 3 leaves x 4 hosts, 6 hosts wanted: two leaves; leaf-02's uplinks are hot.
   Fabric f = twoLevel(3, 2, 4);
   f.heatUplinks("leaf-02", 0.8);
-  const auto& opt = f.place(ring(6)).options.front();
+  PlacementAnswer answer = f.place(ring(6));
+  const auto& opt = answer.options.front();
   auto leaves = leavesOf(f, opt.hosts);
   EXPECT_EQ(leaves.size(), 2u);
   EXPECT_FALSE(leaves.count(f.leafOf("dgx0005"))) << opt.score.explanation;
@@ -263,7 +264,8 @@ TEST(Placement, AllToAllSharesLinksAmongFlows) {
   PlacementRequest r;
   r.hosts = 4;
   r.pattern = CommPattern::kAllToAll;
-  const auto& opt = f.place(r).options.front();
+  PlacementAnswer answer = f.place(r);
+  const auto& opt = answer.options.front();
   EXPECT_NEAR(opt.score.bottleneckBytesPerSecond, kHdrBytes / 4, 1e3);
   EXPECT_EQ(opt.score.maxHops, 3);
   // The engine's score equals a hand-ordered score of the same hosts.
