@@ -141,11 +141,11 @@ class FabricService {
   std::atomic<bool> stopping_{false};
   std::deque<std::shared_ptr<ClearJob>> clearJobs_;  // guarded by mu_; run by the sweep thread
   std::set<telemetry::PortKey> rebaseline_;          // sweep thread only: cleared since last sweep
-  std::set<Lid> probeRequests_;  // guarded by mu_
+  std::set<Lid> probeRequests_;                      // guarded by mu_
   /// The SM rerouted: the next sweep reads the forwarding tables in full (and comes at once).
   std::atomic<bool> routeRefreshRequested_{false};
-  std::set<Lid> pendingUp_;      // guarded by mu_
-  std::mutex topologyEditMu_;    // a crawl and a probe publish topologies one at a time
+  std::set<Lid> pendingUp_;    // guarded by mu_
+  std::mutex topologyEditMu_;  // a crawl and a probe publish topologies one at a time
   std::shared_ptr<ProbeMemory> probeMemory_;  // sweep thread only
 
   std::thread discovery_;

@@ -11,8 +11,8 @@
 #include <map>
 
 #include "api/metrics_text.h"
-#include "api/routing_state.h"
 #include "api/osm_views.h"
+#include "api/routing_state.h"
 #include "discovery/formats.h"
 #include "telemetry/counter_sweep.h"
 

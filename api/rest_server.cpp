@@ -171,8 +171,9 @@ void RestServer::routes() {
   });
   svr.Get("/metrics", [this](const Request& req, Response& res) {
     // The last rendering, as is (no copy); pre-compressed gzip when the scraper accepts it.
-    // The placement (and other modules') counters are live (not part of a state snapshot): rendered per scrape and
-    // appended (as a second gzip member when compressed; RFC 1952 allows concatenated members).
+    // The placement (and other modules') counters are live (not part of a state snapshot): rendered
+    // per scrape and appended (as a second gzip member when compressed; RFC 1952 allows
+    // concatenated members).
     auto m = metrics_->latest();
     const bool gzip = !m->gzip.empty() &&
                       req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;

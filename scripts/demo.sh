@@ -145,10 +145,13 @@ cat <<EOT
   curl -s '$prom/api/v1/alerts' | jq '.data.alerts[] | {alert: .labels.alertname, node: .labels.node, port: .labels.port, remote: .labels.remote_node, state}'
   curl -s '$prom/api/v1/query?query=topk(5,ibfabric_port_utilization_ratio)' | jq '.data.result[] | {node: .metric.node, port: .metric.port, v: .value[1]}'
 EOT
-# GPU placement: `ibfabric place` where this build has it.
-if "$cli" --help 2>/dev/null | grep -qE '^[[:space:]]+place[[:space:]]'; then
-  echo "  $cli place --help        # where to place a job's GPUs on this fabric"
-fi
+cat <<EOT
+  # 16 hosts for a ring all-reduce, avoiding hot and faulty links (ranked, in rank order):
+  $cli place --server $api --hosts 16 --pattern ring_allreduce --format table
+  curl -s -X POST $api/api/v1/placement -d '{"hosts": 64, "pattern": "alltoall"}' | jq '.options[0].score'
+  curl -s '$api/api/v1/routes?src=dgx0001&dst=dgx0200' | jq '.routes[0].hops | length'
+  curl -s '$api/api/v1/export/slurm-topology?plugin=tree' | head
+EOT
 cat <<EOT
   export IBFABRIC_SIM_DIR=$IBFABRIC_SIM_DIR
   $cli sim cmd --name $name 'Unlink "leaf-su1-r2"[34]'     # break a cable yourself

@@ -8,10 +8,21 @@ namespace ibfabric::telemetry {
 namespace {
 
 constexpr std::array<std::string_view, 15> kNames = {
-    "link_down",     "link_up",          "link_degraded",   "link_recovered",
-    "flapping",      "error_threshold",  "congestion_high", "congestion_cleared",
-    "counter_reset", "port_unreachable", "port_gone",       "counters_cleared",
-    "node_missing",  "node_returned",    "pool_allocation_degraded",
+    "link_down",
+    "link_up",
+    "link_degraded",
+    "link_recovered",
+    "flapping",
+    "error_threshold",
+    "congestion_high",
+    "congestion_cleared",
+    "counter_reset",
+    "port_unreachable",
+    "port_gone",
+    "counters_cleared",
+    "node_missing",
+    "node_returned",
+    "pool_allocation_degraded",
 };
 
 EventEnd endOf(const LinkEnd& e) { return EventEnd{e.node.guid, e.node.description, e.port}; }

@@ -43,9 +43,9 @@ enum class EventType : std::uint8_t {
   kCounterReset,
   kPortUnreachable,
   kPortGone,
-  kCountersCleared,  ///< A client cleared a port's counters (POST .../clear-counters).
-  kNodeMissing,      ///< A node of the expected topology is absent from the crawl.
-  kNodeReturned,     ///< A missing expected node is back.
+  kCountersCleared,         ///< A client cleared a port's counters (POST .../clear-counters).
+  kNodeMissing,             ///< A node of the expected topology is absent from the crawl.
+  kNodeReturned,            ///< A missing expected node is back.
   kPoolAllocationDegraded,  ///< a GPU pool allocation's host failed (scheduler_hooks/pool.h)
 };
 /// "link_down", "link_up", "link_degraded", "link_recovered", "flapping", "error_threshold",
