@@ -145,12 +145,23 @@ TEST(OsmPluginSim, SubSecondLinkEventsReroutesAndDaemonRestarts) {
   EXPECT_LT(upStamp, 5.0);
   ASSERT_TRUE(waitFor([&] { return getJson(c, "/api/v1/topology")["links"] == 8; }, 10s));
 
-  auto metrics = c.Get("/metrics");
-  ASSERT_TRUE(metrics);
-  EXPECT_NE(metrics->body.find("ibfabric_osm_connected 1"), std::string::npos);
-  EXPECT_NE(metrics->body.find("ibfabric_osm_events_total{type=\"trap\"}"), std::string::npos);
-  EXPECT_NE(metrics->body.find("ibfabric_osm_plugin_dropped_total"), std::string::npos);
-  EXPECT_EQ(metrics->body.find("ibfabric_route_refresh_requests_total 0"), std::string::npos);
+  // /metrics is rendered in the background after each state change: wait for the rendering
+  // that includes the trap and the route refresh.
+  std::string body;
+  const auto has = [&](const char* text) { return body.find(text) != std::string::npos; };
+  EXPECT_TRUE(waitFor(
+      [&] {
+        auto m = c.Get("/metrics");
+        if (!m) return false;
+        body = m->body;
+        return has("ibfabric_osm_events_total{type=\"trap\"}") &&
+               !has("ibfabric_route_refresh_requests_total 0");
+      },
+      10s, 100ms));
+  EXPECT_TRUE(has("ibfabric_osm_connected 1"));
+  EXPECT_TRUE(has("ibfabric_osm_events_total{type=\"trap\"}"));
+  EXPECT_TRUE(has("ibfabric_osm_plugin_dropped_total"));
+  EXPECT_FALSE(has("ibfabric_route_refresh_requests_total 0"));
 
   // The daemon stops: OpenSM keeps running and sweeping; the plugin drops and counts.
   const int status = daemon->signalAndWait(SIGTERM, 5s);
