@@ -395,7 +395,7 @@ void FabricService::sweepLoop() {
           pendingUp_.empty() ? next : std::min(next, Clock::now() + std::chrono::milliseconds(200));
       cv_.wait_until(lock, until, [&] {
         return stopping_ || topologyGeneration_ != generation || !clearJobs_.empty() ||
-               !probeRequests_.empty() || routeRefreshRequested_;
+               !probeRequests_.empty() || (ok && routeRefreshRequested_);
       });
       if (stopping_) break;
       if (!clearJobs_.empty()) runClears();
@@ -410,7 +410,7 @@ void FabricService::sweepLoop() {
         lock.lock();
       }
       if (stopping_ || topologyGeneration_ != generation || Clock::now() >= next ||
-          routeRefreshRequested_)
+          (ok && routeRefreshRequested_))
         break;
     }
   }
