@@ -56,6 +56,8 @@ json ratesJson(const telemetry::PortRates& r) {
           {"tx_utilization", optNum(r.txUtilization)},
           {"rx_utilization", optNum(r.rxUtilization)},
           {"congestion", optNum(r.congestion)},
+          {"xmit_wait_tick_seconds", r.xmitWaitTickSeconds},
+          {"xmit_wait_tick_source", r.xmitWaitTickFromDevice ? "device" : "default"},
           {"counters", deltas}};
 }
 

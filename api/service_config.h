@@ -10,7 +10,7 @@
 //   api_token: ""                   # bearer token for POST endpoints; empty = writes disabled
 //   node_name_map: ""               # <guid> "<name>" file for friendlier node names
 //   crawl_timeout: 120              # seconds before a crawl child is killed
-//   mad: {window: 64, timeout_ms: 200, retries: 3}
+//   mad: {window: 256, timeout_ms: 200, retries: 3}
 //   history_depth: 64               # samples kept per port
 //   event_capacity: 10000
 //   clear_saturated_counters: false # clear narrow counters stuck at their maximum
@@ -58,7 +58,7 @@ struct ServiceConfig {
   /// ibnetdiscover-style node-name map applied to crawled descriptions; empty = none.
   std::string nodeNameMap;
   std::string apiToken;
-  int madWindow = 64;  // MadEngineOptions::window default; see docs/BENCHMARKS.md
+  int madWindow = 256;  // MadEngineOptions::window default; see docs/BENCHMARKS.md
   int madTimeoutMs = 200;
   int madRetries = 3;
   std::size_t historyDepth = 64;

@@ -19,7 +19,9 @@ class UmadCounterSource final : public CounterSource {
     std::string error;
     if (!transport_.open(error)) throw SweepError("cannot open umad: " + error);
     engine_ = std::make_unique<mad::MadEngine>(transport_, clock_, options.engine);
-    sweeper_ = std::make_unique<telemetry::CounterSweeper>(*engine_, clock_, options.sweep);
+    telemetry::SweepOptions sweep = options.sweep;
+    sweep.samplesControlAvoid.insert({transport_.smLid(), transport_.localLid()});
+    sweeper_ = std::make_unique<telemetry::CounterSweeper>(*engine_, clock_, std::move(sweep));
     lfts_ = std::make_unique<routing::LftReader>(*engine_, clock_);
   }
   ~UmadCounterSource() override {

@@ -16,7 +16,10 @@
 // Options: --windows LIST (1,4,8,16,32,64,128,256)  --rounds N (5)  --repeats R (1: each window
 //          runs in R children, interleaved)  --timeout-ms T (200)  --retries R (3)
 //          --per-target P (the engine default, 4)  --child-timeout-s S (180)
-//          --ceiling (ClassPortInfo GETs to every switch, --ceiling-mads per batch, 20000)
+//          --ceiling (ClassPortInfo GETs to every switch; --ceiling-mads per batch, default as
+//          many as one sweep sends: 2 per linked port)
+//          --ceiling-targets switches|swept (swept: the sweep's own destination per linked port)
+//          --ceiling-attr cpi|pc|pce (PortCounters / PortCountersExtended of port 1 instead)
 // Output: the children's lines ("round window=W ..."), then per window one "summary" line
 // (median/min/max over every timed round of every repeat) and a Markdown table.
 // Exit status 0 when every window completed, 1 if a request failed, 3 if a window hung.
@@ -59,8 +62,10 @@ struct Options {
   int perTarget = MadEngineOptions{}.perTargetWindow;
   int childTimeoutS = 180;
   bool ceiling = false;
-  int ceilingMads = 20000;
-  int child = 0;  // > 0: run this window in this process
+  int ceilingMads = 0;                      // 0: as many as a sweep sends (2 per linked port)
+  std::string ceilingTargets = "switches";  // switches | swept
+  std::string ceilingAttr = "cpi";          // cpi | pc | pce
+  int child = 0;                            // > 0: run this window in this process
 };
 
 std::vector<int> parseList(const std::string& s) {
@@ -113,18 +118,37 @@ int runChild(const Options& o) {
   {
     MadEngine engine(transport, clock, engineOptions(o, w));
     if (o.ceiling) {
-      // The cheapest PMA query: ClassPortInfo, round-robin over every switch LID.
-      std::vector<Lid> lids;
+      // The cheapest PMA query (ClassPortInfo) round-robin over every switch LID, or over the
+      // sweep's own destinations (one entry per linked port: the switch's LID for a switch port,
+      // the CA port's LID for an HCA port), optionally with the sweep's attributes instead.
+      std::vector<Lid> swept;
       for (const Node& n : topo->nodes())
-        if (n.isSwitch() && n.lid().value() != 0) lids.push_back(n.lid());
+        for (const auto& p : n.ports) {
+          if (!p || !p->connected() || p->num.value() == 0) continue;
+          const Lid lid = n.isSwitch() ? n.lid() : p->lid;
+          if (lid.value() != 0) swept.push_back(lid);
+        }
+      std::vector<Lid> lids;
+      if (o.ceilingTargets == "swept") {
+        lids = swept;
+      } else {
+        for (const Node& n : topo->nodes())
+          if (n.isSwitch() && n.lid().value() != 0) lids.push_back(n.lid());
+      }
+      const int count = o.ceilingMads > 0 ? o.ceilingMads : static_cast<int>(2 * swept.size());
       if (lids.empty()) {
-        std::printf("error window=%d no switch with a LID\n", w);
+        std::printf("error window=%d no target with a LID\n", w);
         return 2;
       }
+      auto query = [&]() -> MadBuffer {
+        if (o.ceilingAttr == "pc") return buildPortCountersGet(1);
+        if (o.ceilingAttr == "pce") return buildPortCountersExtendedGet(1);
+        return buildClassPortInfoGet();
+      };
       std::vector<MadRequest> batch;
-      for (int i = 0; i < o.ceilingMads; ++i)
-        batch.push_back({pmaAddress(lids[static_cast<std::size_t>(i) % lids.size()]),
-                         buildClassPortInfoGet(), nullptr});
+      for (int i = 0; i < count; ++i)
+        batch.push_back(
+            {pmaAddress(lids[static_cast<std::size_t>(i) % lids.size()]), query(), nullptr});
       for (int r = 0; r <= o.rounds; ++r) {
         const double t0 = now();
         auto results = engine.run(batch);
@@ -138,7 +162,9 @@ int runChild(const Options& o) {
         std::fflush(stdout);
       }
     } else {
-      telemetry::CounterSweeper sweeper(engine, clock);
+      telemetry::SweepOptions so;
+      so.samplesControlAvoid = {transport.smLid(), transport.localLid()};
+      telemetry::CounterSweeper sweeper(engine, clock, so);
       sweeper.setTopology(topo);
       for (int r = 0; r <= o.rounds; ++r) {
         const double t0 = now();
@@ -149,10 +175,11 @@ int runChild(const Options& o) {
         if (s.failedRequests != 0 || s.portsOk != s.ports) allOk = false;
         std::printf(
             "%s window=%d i=%d ports=%zu ok=%zu mads=%zu cpi=%zu seconds=%.4f ports_per_s=%.0f "
-            "mads_per_s=%.0f attempts=%zu retries=%zu failed=%zu\n",
+            "mads_per_s=%.0f mad_seconds=%.4f attempts=%zu retries=%zu failed=%zu\n",
             r == 0 ? "warmup" : "round", w, r, s.ports, s.portsOk, s.requests,
             s.classPortInfoQueries, secs, static_cast<double>(s.portsOk) / secs,
-            static_cast<double>(okMads) / secs, s.attempts, s.retries, s.failedRequests);
+            static_cast<double>(okMads) / secs, Seconds(s.madDuration).count(), s.attempts,
+            s.retries, s.failedRequests);
         std::fflush(stdout);
       }
     }
@@ -199,7 +226,11 @@ ChildRun spawnChild(const Options& o, int window, char** argv0) {
                                    std::to_string(o.perTarget),
                                    "--ceiling-mads",
                                    std::to_string(o.ceilingMads)};
-  if (o.ceiling) args.push_back("--ceiling");
+  if (o.ceiling) {
+    args.push_back("--ceiling");
+    args.insert(args.end(),
+                {"--ceiling-targets", o.ceilingTargets, "--ceiling-attr", o.ceilingAttr});
+  }
   std::fflush(stdout);
   const pid_t pid = fork();
   if (pid == 0) {
@@ -352,6 +383,10 @@ int main(int argc, char** argv) {
       o.childTimeoutS = std::atoi(next().c_str());
     else if (a == "--ceiling")
       o.ceiling = true;
+    else if (a == "--ceiling-targets")
+      o.ceilingTargets = next();
+    else if (a == "--ceiling-attr")
+      o.ceilingAttr = next();
     else if (a == "--ceiling-mads")
       o.ceilingMads = std::atoi(next().c_str());
     else if (a == "--child")

@@ -5,7 +5,17 @@
 # own ceiling (ClassPortInfo GETs at deep windows) — same fabric, same run.
 #
 #   bench/sweep_bench.sh [--repeats 3] [--rounds 5] [--windows 1,4,8,16,32,64,128,256]
-#                        [--probe 512|none] [--fabrics "two-level-2048 superpod-40"]
+#                        [--probe 512|none] [--fabrics "two-level-2048 superpod-40"] [--rt yes|no]
+#
+# --rt yes (the default as root): ibsim and every measured process (the loop, the ceiling, the
+# sweeps, ibqueryerrors, perfquery) run under SCHED_FIFO priority 50 (chrt), so compiles or other
+# jobs on the machine cannot take the cores from them; all contenders get the same treatment.
+#
+# Two ceilings, both ClassPortInfo GETs (the cheapest PMA query) at deep windows, as many MADs as
+# one sweep sends: to the sweep's own destinations (one entry per linked port: the switch's LID
+# for a switch port, the CA port's LID for an HCA port) — ibsim forwards every MAD hop by hop
+# through its switches, so a MAD to a far HCA costs it more than one to a switch and only this
+# ceiling is the same work as a sweep — and, for reference, round-robin over the switches only.
 #
 # Prints a Markdown block ready for docs/BENCHMARKS.md; raw output of every step goes to
 # $work/log.txt (the path is printed). Every fabric is taken down on exit, also on failure.
@@ -17,9 +27,11 @@ root=$PWD
 repeats=3
 rounds=5
 windows=1,4,8,16,32,64,128,256
-ceiling_windows=32,64,128
+ceiling_windows=32,64,128,256
 probe=512
 fabrics="two-level-2048 superpod-40"
+rt=no
+[ "$(id -u)" = 0 ] && command -v chrt >/dev/null && rt=yes
 while [ $# -gt 0 ]; do
   case "$1" in
     --repeats) repeats="$2"; shift 2 ;;
@@ -27,7 +39,8 @@ while [ $# -gt 0 ]; do
     --windows) windows="$2"; shift 2 ;;
     --probe) probe="$2"; shift 2 ;;
     --fabrics) fabrics="$2"; shift 2 ;;
-    *) echo "usage: $0 [--repeats N] [--rounds N] [--windows LIST] [--probe W|none] [--fabrics LIST]" >&2; exit 2 ;;
+    --rt) rt="$2"; shift 2 ;;
+    *) echo "usage: $0 [--repeats N] [--rounds N] [--windows LIST] [--probe W|none] [--fabrics LIST] [--rt yes|no]" >&2; exit 2 ;;
   esac
 done
 
@@ -83,11 +96,13 @@ agg() {
 dsum() {
   grep -E "^ *done window=$2 " "$1" | tr ' ' '\n' | awk -F= -v f="$3" '$1==f {s+=$2} END {print s+0}'
 }
-run() { "$cli" sim run --name "$name" --timeout 900 -- "$@"; }
+prio=()
+[ "$rt" = yes ] && prio=(chrt -f 50)
+run() { "$cli" sim run --name "$name" --timeout 900 -- "${prio[@]}" "$@"; }
 
 echo "### Counter sweep — $(date -u +%Y-%m-%d\ %H:%M) UTC, $(nproc) cores, host $(hostname)"
 echo
-echo "Command: \`bench/sweep_bench.sh --repeats $repeats --rounds $rounds --windows $windows --probe $probe --fabrics \"$fabrics\"\`"
+echo "Command: \`bench/sweep_bench.sh --repeats $repeats --rounds $rounds --windows $windows --probe $probe --fabrics \"$fabrics\" --rt $rt\`"
 echo "(raw log: $log)"
 echo
 for f in $fabrics; do
@@ -100,6 +115,10 @@ for f in $fabrics; do
   up_s=$(echo "$(now) - $t0" | bc)
   load_before=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "== $f up in $up_s s, load $load_before" >>"$log"
+  if [ "$rt" = yes ]; then
+    ibsim_pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ibsim"]["pid"])' "$IBFABRIC_SIM_DIR/$name/state.json")
+    chrt -f -p 50 "$ibsim_pid"
+  fi
 
   # sim run's own attach cost (subtracted from the real tools' wall times below)
   att=""
@@ -108,7 +127,7 @@ for f in $fabrics; do
 
   # Interleaved: each repeat runs the loop, the ceiling and every sweep window once, so every
   # configuration samples the same (shared, noisy) machine conditions.
-  : >"$work/loop.txt"; : >"$work/ceil.txt"; : >"$work/sweep.txt"
+  : >"$work/loop.txt"; : >"$work/ceil.txt"; : >"$work/ceilsw.txt"; : >"$work/sweep.txt"
   iq=""
   iq_ports=0
   hung=""
@@ -116,7 +135,8 @@ for f in $fabrics; do
     echo "-- repeat $rep: perfquery_loop, load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$log"
     run "$loop" --rounds "$rounds" >>"$work/loop.txt" 2>&1 || echo "perfquery_loop status $?" >>"$log"
     echo "-- repeat $rep: ceiling" >>"$log"
-    run "$sweep" --ceiling --windows "$ceiling_windows" --rounds "$rounds" >>"$work/ceil.txt" 2>&1 || echo "ceiling status $?" >>"$log"
+    run "$sweep" --ceiling --ceiling-targets swept --windows "$ceiling_windows" --rounds "$rounds" >>"$work/ceil.txt" 2>&1 || echo "ceiling status $?" >>"$log"
+    run "$sweep" --ceiling --ceiling-targets switches --windows "$ceiling_windows" --rounds "$rounds" >>"$work/ceilsw.txt" 2>&1 || echo "switch ceiling status $?" >>"$log"
     echo "-- repeat $rep: sweeps" >>"$log"
     run "$sweep" --windows "$windows" --rounds "$rounds" >>"$work/sweep.txt" 2>&1 || echo "sweep status $?" >>"$log"
     echo "-- repeat $rep: ibqueryerrors" >>"$log"
@@ -125,9 +145,9 @@ for f in $fabrics; do
     iq+="$(echo "$(now) - $t0 - $attach" | bc) "
     iq_ports=$(grep -oE '[0-9]+ ports checked' "$work/iqe.txt" | grep -oE '^[0-9]+' || echo 0)
     tail -4 "$work/iqe.txt" >>"$log"
-    if grep -q '^  hung' "$work/sweep.txt" "$work/ceil.txt"; then hung=1; break; fi
+    if grep -q '^  hung' "$work/sweep.txt" "$work/ceil.txt" "$work/ceilsw.txt"; then hung=1; break; fi
   done
-  cat "$work/loop.txt" "$work/ceil.txt" "$work/sweep.txt" >>"$log"
+  cat "$work/loop.txt" "$work/ceil.txt" "$work/ceilsw.txt" "$work/sweep.txt" >>"$log"
   iq_med=$(echo "$iq" | tr ' ' '\n' | grep . | median)
   iq_min=$(echo "$iq" | tr ' ' '\n' | grep . | sort -g | head -1)
   iq_max=$(echo "$iq" | tr ' ' '\n' | grep . | sort -g | tail -1)
@@ -165,39 +185,47 @@ for f in $fabrics; do
     read -r c _ _ _ < <(agg "$work/ceil.txt" "$w" mads_per_s)
     ceil=$(awk -v a="$ceil" -v b="$c" 'BEGIN { print (b > a ? b : a) }')
   done
+  ceilsw=0
+  for w in ${ceiling_windows//,/ }; do
+    read -r c _ _ _ < <(agg "$work/ceilsw.txt" "$w" mads_per_s)
+    ceilsw=$(awk -v a="$ceilsw" -v b="$c" 'BEGIN { print (b > a ? b : a) }')
+  done
   nodes=$(grep -cE '^(Switch|Ca|Hca)' "$net")
 
   echo "#### $f ($nodes nodes, $ports linked ports; \`ibfabric $(gen_cmd "$f")\`)"
   echo
   echo "sim up $(printf %.1f "$up_s") s; load average before $load_before, after $load_after; sim run attach $(printf %.3f "$attach") s (subtracted from ibqueryerrors)."
   echo
-  echo "| what | window | ports/s median (min–max) | MADs/s median (min–max) | s per sweep (median) | samples | vs loop (ports/s) | % of ceiling (MADs/s) | timeouts / retries / failed |"
-  echo "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | --- |"
-  echo "| pma_query_via loop (PCE + PC per port, sequential) | 1 | $(k "$loop_pps") ($(k "$loop_pps_min")–$(k "$loop_pps_max")) | $(k "$loop_mps") ($(k "$loop_mps_min")–$(k "$loop_mps_max")) | $(printf %.3f "$loop_s") | $n_loop | 1.0x | $(pct "$loop_mps" "$ceil") | - |"
+  echo "| what | window | ports/s median (min–max) | MADs/s median (min–max) | s per sweep (median) | samples | vs loop (ports/s) | % of ceiling (MADs/s) | % of switch-only ceiling | timeouts / retries / failed |"
+  echo "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"
+  echo "| pma_query_via loop (PCE + PC per port, sequential) | 1 | $(k "$loop_pps") ($(k "$loop_pps_min")–$(k "$loop_pps_max")) | $(k "$loop_mps") ($(k "$loop_mps_min")–$(k "$loop_mps_max")) | $(printf %.3f "$loop_s") | $n_loop | 1.0x | $(pct "$loop_mps" "$ceil") | $(pct "$loop_mps" "$ceilsw") | - |"
   for w in ${windows//,/ }; do
     if grep -q "^  hung window=$w:" "$work/sweep.txt"; then
-      echo "| ibfabric sweep | $w | **hung** (child killed) | | | | | | |"
+      echo "| ibfabric sweep | $w | **hung** (child killed) | | | | | | | |"
       break
     fi
     read -r pps ppsmin ppsmax n < <(agg "$work/sweep.txt" "$w" ports_per_s)
     read -r mps mpsmin mpsmax n < <(agg "$work/sweep.txt" "$w" mads_per_s)
     read -r sec _ _ _ < <(agg "$work/sweep.txt" "$w" seconds)
     [ "$n" = 0 ] && continue
-    echo "| ibfabric sweep | $w | $(k "$pps") ($(k "$ppsmin")–$(k "$ppsmax")) | $(k "$mps") ($(k "$mpsmin")–$(k "$mpsmax")) | $(printf %.3f "$sec") | $n | $(ratio "$pps" "$loop_pps") | $(pct "$mps" "$ceil") | $(dsum "$work/sweep.txt" "$w" timeouts) / $(dsum "$work/sweep.txt" "$w" retries) / $(dsum "$work/sweep.txt" "$w" failed) |"
+    echo "| ibfabric sweep | $w | $(k "$pps") ($(k "$ppsmin")–$(k "$ppsmax")) | $(k "$mps") ($(k "$mpsmin")–$(k "$mpsmax")) | $(printf %.3f "$sec") | $n | $(ratio "$pps" "$loop_pps") | $(pct "$mps" "$ceil") | $(pct "$mps" "$ceilsw") | $(dsum "$work/sweep.txt" "$w" timeouts) / $(dsum "$work/sweep.txt" "$w" retries) / $(dsum "$work/sweep.txt" "$w" failed) |"
   done
   iq_pps=$(awk -v p="$iq_ports" -v s="$iq_med" 'BEGIN { if (s > 0) print p/s; else print 0 }')
-  echo "| ibqueryerrors (its own crawl + PortCounters; $iq_ports ports checked) | - | $(k "$iq_pps") | - | $(printf %.3f "$iq_med") ($(printf %.3f "$iq_min")–$(printf %.3f "$iq_max")) | $(echo "$iq" | wc -w) | $(ratio "$iq_pps" "$loop_pps") | - | - |"
+  echo "| ibqueryerrors (its own crawl + PortCounters; $iq_ports ports checked) | - | $(k "$iq_pps") | - | $(printf %.3f "$iq_med") ($(printf %.3f "$iq_min")–$(printf %.3f "$iq_max")) | $(echo "$iq" | wc -w) | $(ratio "$iq_pps" "$loop_pps") | - | - | - |"
   if [ "$pq_s" != 0 ]; then
     pq_port=$(awk -v s="$pq_s" -v n="$pq_n" 'BEGIN { print s/n }')
-    echo "| \`perfquery -x\` + \`perfquery\` processes ($pq_n pairs, extrapolated) | 1 | $(k "$(awk -v x="$pq_port" 'BEGIN{print 1/x}')") | - | $(printf %.1f "$(awk -v x="$pq_port" -v p="$ports" 'BEGIN{print x*p}')") | $pq_n | $(ratio "$(awk -v x="$pq_port" 'BEGIN{print 1/x}')" "$loop_pps") | - | - |"
+    echo "| \`perfquery -x\` + \`perfquery\` processes ($pq_n pairs, extrapolated) | 1 | $(k "$(awk -v x="$pq_port" 'BEGIN{print 1/x}')") | - | $(printf %.1f "$(awk -v x="$pq_port" -v p="$ports" 'BEGIN{print x*p}')") | $pq_n | $(ratio "$(awk -v x="$pq_port" 'BEGIN{print 1/x}')" "$loop_pps") | - | - | - |"
   fi
-  for w in ${ceiling_windows//,/ }; do
-    read -r mps mpsmin mpsmax n < <(agg "$work/ceil.txt" "$w" mads_per_s)
-    [ "$n" = 0 ] && continue
-    echo "| ceiling: PMA ClassPortInfo GETs round-robin over every switch | $w | - | $(k "$mps") ($(k "$mpsmin")–$(k "$mpsmax")) | - | $n | - | $(pct "$mps" "$ceil") | $(dsum "$work/ceil.txt" "$w" timeouts) / $(dsum "$work/ceil.txt" "$w" retries) / $(dsum "$work/ceil.txt" "$w" failed) |"
+  for spec in "ceil.txt|the sweep's own destinations (one per linked port)" "ceilsw.txt|round-robin over the switches only"; do
+    file=${spec%%|*}; what=${spec#*|}
+    for w in ${ceiling_windows//,/ }; do
+      read -r mps mpsmin mpsmax n < <(agg "$work/$file" "$w" mads_per_s)
+      [ "$n" = 0 ] && continue
+      echo "| ceiling: PMA ClassPortInfo GETs to $what | $w | - | $(k "$mps") ($(k "$mpsmin")–$(k "$mpsmax")) | - | $n | - | $(pct "$mps" "$ceil") | $(pct "$mps" "$ceilsw") | $(dsum "$work/$file" "$w" timeouts) / $(dsum "$work/$file" "$w" retries) / $(dsum "$work/$file" "$w" failed) |"
+    done
   done
   echo
   echo "Probe window $probe: $probe_note."
   echo
 done
-echo "Each of $repeats repeats runs, in this order, the loop ($rounds rounds in one process), the ceiling and every sweep window ($rounds timed sweeps each, one child process per window that crawls, then runs one untimed warm-up sweep which also reads ClassPortInfo), then ibqueryerrors; medians and ranges are over all timed rounds. The loop pays no process start-up and sends no ClassPortInfo per port (real perfquery does both). Ceiling = best median of the ClassPortInfo runs (windows $ceiling_windows)."
+echo "Each of $repeats repeats runs, in this order, the loop ($rounds rounds in one process), the ceiling and every sweep window ($rounds timed sweeps each, one child process per window that crawls, then runs one untimed warm-up sweep which also reads ClassPortInfo), then ibqueryerrors; medians and ranges are over all timed rounds. The loop pays no process start-up and sends no ClassPortInfo per port (real perfquery does both). Ceiling = best median of the ClassPortInfo runs to the sweep's own destinations (windows $ceiling_windows), as many MADs per run as one sweep sends; the switch-only ceiling is the same over the switches' LIDs. Scheduling: $([ "$rt" = yes ] && echo "ibsim and every measured process under SCHED_FIFO 50 (chrt)" || echo "default (no real-time priority)")."

@@ -244,6 +244,22 @@ void CounterSweeper::setTopology(TopologyPtr topology) {
   topology_ = std::move(topology);
   capabilities_.clear();
   capabilityFailures_.clear();
+  modelsAsked_.clear();
+}
+
+double xmitWaitTickSeconds(std::uint8_t tick, const std::optional<LinkRate>& rate,
+                           bool perPortBytes) {
+  if (!rate) return 0.0;
+  const double laneBitsPerSecond = rate->dataGbps() / lanes(rate->width) * 1e9;
+  if (laneBitsPerSecond <= 0) return 0.0;
+  const double symbolSeconds = 8.0 / laneBitsPerSecond;  // one byte on one lane
+  const double ticks = static_cast<double>(tick) + 1.0;
+  return perPortBytes ? ticks * symbolSeconds / lanes(rate->width) : ticks * symbolSeconds;
+}
+
+bool countsXmitWaitPerPortBytes(std::uint32_t vendorId, std::uint32_t deviceId) {
+  constexpr std::uint32_t kMellanox = 0x02c9;
+  return vendorId == kMellanox && (deviceId == 0xd2f0 || deviceId == 0xd2f2 || deviceId == 0xd2f4);
 }
 
 void CounterSweeper::readCapabilities(SweepStats& stats, std::vector<TargetFailure>& failures) {
@@ -264,7 +280,13 @@ void CounterSweeper::readCapabilities(SweepStats& stats, std::vector<TargetFailu
     const Target& t = *asked[i];
     const MadResult& r = results[i];
     if (r.ok() && mad::madStatus(r.reply) == 0) {
-      capabilities_[t.key.node] = PmaCapabilities{mad::decodeClassPortInfo(r.reply)};
+      const Node& node = topology_->node(t.node);
+      PmaCapabilities caps;
+      caps.classPortInfo = mad::decodeClassPortInfo(r.reply);
+      caps.xmitWaitPerPortBytes = countsXmitWaitPerPortBytes(node.vendorId, node.deviceId);
+      if (auto m = modelTicks_.find(modelOf(node)); m != modelTicks_.end())
+        caps.sampleTick = m->second;
+      capabilities_[t.key.node] = caps;
       capabilityFailures_.erase(t.key.node);
       continue;
     }
@@ -282,6 +304,46 @@ void CounterSweeper::readCapabilities(SweepStats& stats, std::vector<TargetFailu
   }
 }
 
+void CounterSweeper::readSampleTicks(SweepStats& stats) {
+  // PortSamplesControl.Tick is read-only device data: ask one node per model not known yet
+  // (once per topology), never a LID in samplesControlAvoid, with a single attempt; a model
+  // whose representative does not answer keeps the default tick.
+  std::map<Model, std::vector<const Target*>> candidates;
+  for (const auto& t : targets_) {
+    if (t.lid.value() == 0 || !capabilities_.count(t.key.node)) continue;
+    if (options_.samplesControlAvoid.count(t.lid)) continue;
+    const Model model = modelOf(topology_->node(t.node));
+    if (modelTicks_.count(model) || modelsAsked_.count(model)) continue;
+    auto& list = candidates[model];
+    if (list.empty() || list.back()->key.node != t.key.node) list.push_back(&t);
+  }
+  if (candidates.empty()) return;
+  std::vector<MadRequest> requests;
+  std::vector<Model> models;
+  for (const auto& [model, list] : candidates) {
+    const Target& t = *list[list.size() / 2];  // a node from the middle, one port of it
+    requests.push_back(
+        {mad::pmaAddress(t.lid), mad::buildPortSamplesControlGet(t.key.port.value()), nullptr, 0});
+    models.push_back(model);
+    modelsAsked_.insert(model);
+  }
+  stats.samplesControlQueries += requests.size();
+  const auto results = engine_.run(std::move(requests));
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const MadResult& r = results[i];
+    if (!r.ok()) continue;  // unanswered: the default tick, asked again with the next topology
+    modelTicks_[models[i]] = mad::madStatus(r.reply) == 0
+                                 ? std::optional(mad::decodePortSamplesControl(r.reply).tick)
+                                 : std::nullopt;
+  }
+  for (auto& [guid, caps] : capabilities_) {
+    const Node* node = topology_->findNode(guid);
+    if (!node) continue;
+    if (auto m = modelTicks_.find(modelOf(*node)); m != modelTicks_.end())
+      caps.sampleTick = m->second;
+  }
+}
+
 CounterSnapshotPtr CounterSweeper::sweep() {
   auto snap = std::make_shared<CounterSnapshot>();
   snap->sequence = ++sequence_;
@@ -290,6 +352,7 @@ CounterSnapshotPtr CounterSweeper::sweep() {
   SweepStats& stats = snap->stats;
   std::vector<TargetFailure> failures;
   readCapabilities(stats, failures);
+  readSampleTicks(stats);
 
   // Requests: per port, PortCountersExtended and/or PortCounters as the capabilities allow.
   enum class Kind : std::uint8_t { kExtended, kNarrow };
@@ -331,6 +394,10 @@ CounterSnapshotPtr CounterSweeper::sweep() {
       continue;
     }
     const auto select = t.key.port.value();
+    if (cap->second.sampleTick) {
+      s.xmitWaitTickSeconds =
+          xmitWaitTickSeconds(*cap->second.sampleTick, s.rate, cap->second.xmitWaitPerPortBytes);
+    }
     if (cap->second.extendedCounters()) {
       requests.push_back(
           {mad::pmaAddress(t.lid), mad::buildPortCountersExtendedGet(select), nullptr});
@@ -343,7 +410,9 @@ CounterSnapshotPtr CounterSweeper::sweep() {
   }
 
   std::vector<mad::Clock::time_point> times;
+  const auto madStart = clock_.now();
   auto results = runTimed(engine_, clock_, requests, &times);
+  stats.madDuration = clock_.now() - madStart;
   tally(stats, results);
 
   std::map<Lid, TargetFailure> byLid;

@@ -27,8 +27,10 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "discovery/topology.h"
@@ -107,6 +109,13 @@ struct CounterValues {
 /// What the node's ClassPortInfo says a sweep can read.
 struct PmaCapabilities {
   mad::ClassPortInfo classPortInfo;
+  /// PortSamplesControl.Tick of the node's device model (type, vendor, device, revision: the field
+  /// is read-only hardware data), asked of one node per model; nullopt when that node refused or
+  /// did not answer (ibsim does not implement the attribute): the configured default applies.
+  std::optional<std::uint8_t> sampleTick;
+  /// The device counts PortXmitWait in bytes of the whole port rather than per lane (NVIDIA
+  /// Quantum switches: vendor 0x02c9, device 0xd2f0/0xd2f2/0xd2f4), from its NodeInfo.
+  bool xmitWaitPerPortBytes = false;
   bool extendedCounters() const { return classPortInfo.extendedCounters(); }
   bool extendedErrorCounters() const { return classPortInfo.extendedErrorCounters(); }
   bool allPortSelect() const { return classPortInfo.allPortSelect(); }
@@ -147,7 +156,20 @@ struct PortSample {
   /// Counters this sweep cleared (PortCounters SET) after reading them: the next sample of
   /// these counts from 0.
   std::vector<Counter> clearedAfterRead;
+  /// Length of one PortXmitWait tick of this port in seconds, from the node's
+  /// PortSamplesControl.Tick and the port's active rate (see xmitWaitTickSeconds); 0 when the
+  /// device did not say, in which case the configured default tick applies.
+  double xmitWaitTickSeconds = 0.0;
 };
+
+/// The time one PortXmitWait increment stands for, per the IBA: (Tick + 1) symbol times, a
+/// symbol time being the time one byte takes on one lane at the active speed (4 ns at SDR,
+/// 0.16 ns at HDR). `perPortBytes`: the device counts (Tick + 1) bytes of the whole port
+/// instead (NVIDIA Quantum), i.e. the lane time divided by the width. 0 without a usable rate.
+double xmitWaitTickSeconds(std::uint8_t tick, const std::optional<LinkRate>& rate,
+                           bool perPortBytes);
+/// True for the devices known to count PortXmitWait per port bytes (see PmaCapabilities).
+bool countsXmitWaitPerPortBytes(std::uint32_t vendorId, std::uint32_t deviceId);
 
 /// A target (LID) that did not answer every query of a sweep.
 struct TargetFailure {
@@ -168,8 +190,12 @@ struct SweepStats {
   std::size_t retries = 0;
   std::size_t failedRequests = 0;
   std::size_t classPortInfoQueries = 0;
-  std::size_t clearRequests = 0;  ///< PortCounters SETs sent by the clear-saturated policy.
+  std::size_t samplesControlQueries = 0;  ///< PortSamplesControl GETs (once per node, as CPI).
+  std::size_t clearRequests = 0;          ///< PortCounters SETs sent by the clear-saturated policy.
   std::chrono::nanoseconds duration{0};
+  /// Of `duration`, the time spent waiting for the counter MADs (engine.run of the
+  /// PortCounters/PortCountersExtended batch); the rest is building requests and decoding.
+  std::chrono::nanoseconds madDuration{0};
 };
 
 /// The result of one sweep. Immutable once published.
@@ -194,6 +220,11 @@ struct SweepOptions {
   /// Off by default: after reading, clear (PortCounters SET with CounterSelect) the narrow
   /// counters that are saturated, so they count again. Needs write access to the PMA.
   bool clearSaturated = false;
+  /// LIDs never asked PortSamplesControl: ports whose PMA may be a user-space agent rather than
+  /// the device (under ibsim a GET to the node of a simulator client, e.g. OpenSM, is handed to
+  /// that client, and OpenSM 3.3.23 crashes on it). The umad source puts the SM's and its own
+  /// LID here; another node of the same model answers for them.
+  std::set<Lid> samplesControlAvoid;
 };
 
 class CounterSweeper {
@@ -218,6 +249,12 @@ class CounterSweeper {
     Lid lid;
   };
   void readCapabilities(SweepStats& stats, std::vector<TargetFailure>& failures);
+  void readSampleTicks(SweepStats& stats);
+  /// A device model: node type, vendor, device and revision from NodeInfo.
+  using Model = std::tuple<NodeType, std::uint32_t, std::uint32_t, std::uint32_t>;
+  Model modelOf(const Node& node) const {
+    return {node.type, node.vendorId, node.deviceId, node.revision};
+  }
 
   mad::MadEngine& engine_;
   const mad::Clock& clock_;
@@ -227,6 +264,11 @@ class CounterSweeper {
   std::vector<PortSample> gone_;  ///< Reported by the next sweep.
   std::map<Guid, PmaCapabilities> capabilities_;
   std::map<Guid, std::string> capabilityFailures_;  ///< Nodes whose ClassPortInfo failed.
+  /// PortSamplesControl answers per model, kept across topologies: a tick, or nullopt when the
+  /// device refused (MAD status). Models asked for the current topology (an unanswered query is
+  /// asked again only with the next topology).
+  std::map<Model, std::optional<std::uint8_t>> modelTicks_;
+  std::set<Model> modelsAsked_;
   std::uint64_t sequence_ = 0;
 };
 

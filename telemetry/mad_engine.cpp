@@ -181,7 +181,8 @@ void MadEngine::expireAttempts(Clock::time_point now) {
 }
 
 void MadEngine::attemptFailed(Slot* slot, Clock::time_point now) {
-  if (slot->attempts <= options_.retries) {
+  const int perRequest = slot->batch->requests[slot->index].retries;
+  if (slot->attempts <= (perRequest >= 0 ? perRequest : options_.retries)) {
     {
       std::lock_guard lock(statsMu_);
       ++stats_.retries;

@@ -65,6 +65,9 @@ struct MadRequest {
   MadBuffer mad{};  ///< A built request; the engine writes the transaction id.
   /// Optional; runs on the I/O thread when the request completes.
   std::function<void(const MadResult&)> onComplete;
+  /// Re-sends after the first attempt for this request; -1: MadEngineOptions::retries. 0 suits
+  /// optional queries a device may not implement (an unanswered one costs one attempt).
+  int retries = -1;
 };
 
 /// The requests of one submit(); results are in request order.
@@ -96,10 +99,10 @@ class MadBatch {
 using MadBatchPtr = std::shared_ptr<MadBatch>;
 
 struct MadEngineOptions {
-  /// Requests in flight at once, all targets together (>= 1). 64: the plateau of the sweep
-  /// benchmark on 2,048- and 10,240-HCA ibsim fabrics, 8x below the window that wedged
-  /// umad2sim (docs/BENCHMARKS.md, 2026-11-29).
-  int window = 64;
+  /// Requests in flight at once, all targets together (>= 1). 256: the deepest window that never
+  /// wedged umad2sim in the sweep benchmarks (512 wedged it every time) and the fastest there:
+  /// 62-72k ports/s on the 10,240-HCA ibsim fabric vs 49-57k at 64 (docs/BENCHMARKS.md).
+  int window = 256;
   int perTargetWindow = 4;  ///< In flight to one LID; 0 = only the global window.
   Clock::duration timeout = std::chrono::milliseconds(200);  ///< Per attempt.
   int retries = 3;                                           ///< Re-sends after the first attempt.

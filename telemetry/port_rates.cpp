@@ -83,9 +83,13 @@ PortRates computeRates(const PortSample& older, const PortSample& newer,
     if (r.txBytesPerSecond) r.txUtilization = *r.txBytesPerSecond / bytesPerSecond;
     if (r.rxBytesPerSecond) r.rxUtilization = *r.rxBytesPerSecond / bytesPerSecond;
   }
+  // The device's own tick when it told us (PortSamplesControl), else the configured default.
+  r.xmitWaitTickFromDevice = newer.xmitWaitTickSeconds > 0;
+  r.xmitWaitTickSeconds = r.xmitWaitTickFromDevice
+                              ? newer.xmitWaitTickSeconds
+                              : std::chrono::duration<double>(options.xmitWaitTick).count();
   if (const CounterDelta& w = r[Counter::kXmitWait]; w.ok()) {
-    const double waited =
-        static_cast<double>(w.delta) * std::chrono::duration<double>(options.xmitWaitTick).count();
+    const double waited = static_cast<double>(w.delta) * r.xmitWaitTickSeconds;
     r.congestion = std::clamp(waited / r.intervalSeconds, 0.0, 1.0);
   }
   return r;

@@ -26,9 +26,10 @@
 
 namespace ibfabric::telemetry {
 
-/// Default length of one PortXmitWait tick. The IBA leaves the unit to the implementation (the
-/// sampling tick of PortSamplesControl); current NVIDIA devices count in 8 ns steps. Override
-/// per deployment with RateOptions::xmitWaitTick.
+/// Length of one PortXmitWait tick for ports whose device does not answer PortSamplesControl
+/// (the sweep reads its Tick once per topology and derives the port's tick from it and the
+/// active speed: PortSample::xmitWaitTickSeconds). 8 ns; override per deployment with
+/// RateOptions::xmitWaitTick (`ibfabric counters --xmit-wait-tick-ns`).
 inline constexpr std::chrono::nanoseconds kDefaultXmitWaitTick{8};
 
 struct RateOptions {
@@ -60,6 +61,10 @@ struct PortRates {
   std::optional<double> rxUtilization;
   /// Fraction of the interval the port had data but could not send, in [0, 1].
   std::optional<double> congestion;
+  /// The PortXmitWait tick used for `congestion`, and whether it came from the device
+  /// (PortSamplesControl) or is the configured default.
+  double xmitWaitTickSeconds = 0.0;
+  bool xmitWaitTickFromDevice = false;
 
   const CounterDelta& operator[](Counter c) const { return counters[index(c)]; }
   /// Counters that went backwards in this interval.

@@ -28,9 +28,10 @@ constexpr Guid kCaC{0x100020};
 constexpr LinkRate k4xHdr{LinkWidth::k4x, LinkSpeed::kHdr};
 
 // A switch (LID 1) with CAs A (LID 5), B (LID 6) and, optionally, C (LID 7) on ports 1..3.
-TopologyPtr fabric(bool withC = true) {
+TopologyPtr fabric(bool withC = true, std::uint32_t switchVendor = 0,
+                   std::uint32_t switchDevice = 0) {
   TopologyBuilder b;
-  b.addNode({NodeType::kSwitch, kSwitch, kSwitch, "sw", 0, 0, 0, 4});
+  b.addNode({NodeType::kSwitch, kSwitch, kSwitch, "sw", switchVendor, switchDevice, 0, 4});
   b.addNode({NodeType::kCa, kCaA, kCaA, "hostA mlx5_0", 0, 0, 0, 1});
   b.addNode({NodeType::kCa, kCaB, kCaB, "hostB mlx5_0", 0, 0, 0, 1});
   if (withC) b.addNode({NodeType::kCa, kCaC, kCaC, "hostC mlx5_0", 0, 0, 0, 1});
@@ -61,6 +62,8 @@ struct FakePma {
   std::map<std::pair<std::uint16_t, int>, mad::PortCounters> narrow;
   std::set<std::uint16_t> dead;
   std::map<std::uint16_t, std::uint16_t> status;  // MAD status to answer with
+  std::map<std::uint16_t, std::uint8_t> tick;     // PortSamplesControl.Tick; absent: refused
+  std::set<std::uint16_t> silentSamplesControl;   // PortSamplesControl never answered
   std::vector<std::pair<std::uint16_t, mad::MadHeader>> asked;
 
   FakeMadTransport::Responder responder() {
@@ -78,6 +81,20 @@ struct FakePma {
         return std::vector<Reply>{{1ms, reply}};
       }
       switch (static_cast<mad::PmaAttribute>(h.attributeId)) {
+        case mad::PmaAttribute::kPortSamplesControl: {
+          if (silentSamplesControl.count(lid)) return std::vector<Reply>{};
+          auto t = tick.find(lid);
+          if (t == tick.end()) {
+            mad::MadHeader rh = mad::decodeHeader(reply);
+            rh.status = 0x000c;  // unsupported method/attribute combination
+            mad::encodeHeader(reply, rh);
+            break;
+          }
+          mad::PortSamplesControl v;
+          v.tick = t->second;
+          mad::encodePortSamplesControl(reply, v);
+          break;
+        }
         case mad::PmaAttribute::kClassPortInfo:
           mad::encodeClassPortInfo(reply, cpi[lid]);
           break;
@@ -140,7 +157,7 @@ struct Harness {
   std::unique_ptr<CounterSweeper> sweeper;
 };
 
-constexpr std::uint16_t kCpi = 0x0001, kPc = 0x0012, kPce = 0x001D;
+constexpr std::uint16_t kCpi = 0x0001, kPsc = 0x0010, kPc = 0x0012, kPce = 0x001D;
 
 TEST(CounterSweep, ReadsEveryLinkedPortAtTheRightAddress) {
   Harness h;
@@ -182,6 +199,49 @@ TEST(CounterSweep, ReadsEveryLinkedPortAtTheRightAddress) {
   EXPECT_EQ(h.pma.count(kPce, 1), 3u);
   EXPECT_EQ(h.pma.count(kPce, 5), 1u);
   EXPECT_EQ(h.pma.count(kPc, 6), 1u);
+}
+
+TEST(CounterSweep, XmitWaitTickFromPortSamplesControlOncePerDeviceModel) {
+  Harness h;
+  h.pma.tick[1] = 7;   // the switch, an NVIDIA Quantum-2: counts 8 bytes of the whole port
+  h.pma.tick[6] = 31;  // CA B, the middle one of the CA model: per the IBA, 32 symbol times
+  h.sweeper->setTopology(fabric(true, 0x02c9, 0xd2f2));
+  auto snap = h.sweeper->sweep();
+  EXPECT_EQ(snap->stats.samplesControlQueries, 2u);  // one per model: the switch, the CAs
+  EXPECT_EQ(h.pma.count(kPsc, 1), 1u);
+  EXPECT_EQ(h.pma.count(kPsc, 6), 1u);
+  EXPECT_TRUE(h.sweeper->capabilities().at(kSwitch).xmitWaitPerPortBytes);
+  // 4x HDR: a symbol time is 0.16 ns; every CA of the model gets the answer of B.
+  EXPECT_NEAR(snap->find({kSwitch, PortNum{1}})->xmitWaitTickSeconds, 0.32e-9, 1e-15);
+  for (Guid ca : {kCaA, kCaB, kCaC})
+    EXPECT_NEAR(snap->find({ca, PortNum{1}})->xmitWaitTickSeconds, 5.12e-9, 1e-15);
+  h.sweeper->sweep();
+  h.sweeper->setTopology(fabric(true, 0x02c9, 0xd2f2));
+  h.sweeper->sweep();
+  EXPECT_EQ(h.pma.count(kPsc), 2u);  // answers are kept across topologies
+}
+
+TEST(CounterSweep, UnansweredPortSamplesControlIsNoFailureAndAvoidedLidsAreNeverAsked) {
+  SweepOptions so;
+  so.samplesControlAvoid = {Lid{6}};  // e.g. the SM's LID
+  Harness h(so);
+  h.pma.silentSamplesControl.insert(7);  // the CA model's representative never answers
+  h.sweeper->setTopology(fabric());      // the switch refuses (MAD status)
+  auto snap = h.sweeper->sweep();
+  EXPECT_EQ(h.pma.count(kPsc, 6), 0u);
+  EXPECT_EQ(h.pma.count(kPsc, 7), 1u);  // one attempt, no retry
+  EXPECT_EQ(snap->stats.portsOk, 6u);
+  EXPECT_EQ(snap->stats.failedRequests, 0u);
+  EXPECT_EQ(snap->stats.retries, 0u);
+  EXPECT_TRUE(snap->failures.empty());
+  for (const auto& p : snap->ports) EXPECT_EQ(p.xmitWaitTickSeconds, 0.0);  // the default
+  EXPECT_FALSE(h.sweeper->capabilities().at(kSwitch).sampleTick.has_value());
+  h.sweeper->sweep();
+  EXPECT_EQ(h.pma.count(kPsc), 2u);  // not again for this topology
+  h.sweeper->setTopology(fabric());
+  h.sweeper->sweep();
+  EXPECT_EQ(h.pma.count(kPsc, 7), 2u);  // unanswered: asked again with the next topology
+  EXPECT_EQ(h.pma.count(kPsc, 1), 1u);  // refused: not asked again
 }
 
 TEST(CounterSweep, ClassPortInfoOncePerTopology) {

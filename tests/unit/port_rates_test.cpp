@@ -87,6 +87,43 @@ TEST(PortRates, CongestionFromXmitWaitIsClamped) {
   EXPECT_DOUBLE_EQ(*computeRates(a, b).congestion, 0.0);
 }
 
+TEST(PortRates, CongestionUsesTheDevicesTickWhenItToldUs) {
+  auto a = sample(t0);
+  auto b = sample(t0 + 1s);
+  a.counters.set(Counter::kXmitWait, 0, 32);
+  b.counters.set(Counter::kXmitWait, 100'000'000, 32);
+  b.xmitWaitTickSeconds = 1e-9;  // from PortSamplesControl
+  auto r = computeRates(a, b);
+  EXPECT_NEAR(*r.congestion, 0.1, 1e-12);  // 1e8 x 1 ns in 1 s, not 1e8 x 8 ns
+  EXPECT_TRUE(r.xmitWaitTickFromDevice);
+  EXPECT_DOUBLE_EQ(r.xmitWaitTickSeconds, 1e-9);
+  b.xmitWaitTickSeconds = 0;  // the device did not say: the configured default
+  r = computeRates(a, b);
+  EXPECT_NEAR(*r.congestion, 0.8, 1e-12);
+  EXPECT_FALSE(r.xmitWaitTickFromDevice);
+  EXPECT_DOUBLE_EQ(r.xmitWaitTickSeconds, 8e-9);
+}
+
+TEST(PortRates, XmitWaitTickFromPortSamplesControl) {
+  // (Tick + 1) symbol times; a symbol time is one byte on one lane: 4 ns at SDR, 1 ns at QDR,
+  // 0.16 ns at HDR (50 Gb/s per lane), whatever the width.
+  EXPECT_NEAR(xmitWaitTickSeconds(0, LinkRate{LinkWidth::k1x, LinkSpeed::kSdr}, false), 4e-9,
+              1e-15);
+  EXPECT_NEAR(xmitWaitTickSeconds(0, LinkRate{LinkWidth::k4x, LinkSpeed::kSdr}, false), 4e-9,
+              1e-15);
+  EXPECT_NEAR(xmitWaitTickSeconds(7, LinkRate{LinkWidth::k4x, LinkSpeed::kQdr}, false), 8e-9,
+              1e-15);
+  EXPECT_NEAR(xmitWaitTickSeconds(31, LinkRate{LinkWidth::k4x, LinkSpeed::kHdr}, false), 5.12e-9,
+              1e-15);
+  // Devices that count bytes of the whole port (NVIDIA Quantum, Tick 7): 8 bytes over 4 lanes.
+  EXPECT_NEAR(xmitWaitTickSeconds(7, LinkRate{LinkWidth::k4x, LinkSpeed::kHdr}, true), 0.32e-9,
+              1e-15);
+  EXPECT_EQ(xmitWaitTickSeconds(7, std::nullopt, false), 0.0);  // no rate: unknown
+  EXPECT_TRUE(countsXmitWaitPerPortBytes(0x02c9, 0xd2f2));
+  EXPECT_FALSE(countsXmitWaitPerPortBytes(0x02c9, 0xcf08));  // Switch-IB 2: per lane
+  EXPECT_FALSE(countsXmitWaitPerPortBytes(0x1234, 0xd2f2));
+}
+
 TEST(PortRates, SaturatedCounterIsUnknownNotZero) {
   auto a = sample(t0);
   auto b = sample(t0 + 1s);

@@ -48,7 +48,7 @@ struct CountersArgs {
   double window = 300.0;
   std::string save;
   std::string baseline;
-  int madWindow = 64;  // MadEngineOptions::window default; see docs/BENCHMARKS.md
+  int madWindow = 256;  // MadEngineOptions::window default; see docs/BENCHMARKS.md
   int timeoutMs = 200;
   int retries = 3;
   double xmitWaitTickNs = static_cast<double>(kDefaultXmitWaitTick.count());
@@ -328,6 +328,7 @@ void runCounters(const CountersArgs& args) {
   mad::UmadTransport transport(to);
   std::string error;
   if (!transport.open(error)) throw CliError("cannot open umad: " + error);
+  so.samplesControlAvoid = {transport.smLid(), transport.localLid()};
   mad::SteadyClock clock;
   mad::MadEngineOptions eo;
   eo.window = args.madWindow;
