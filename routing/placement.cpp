@@ -154,8 +154,11 @@ PlacementIndex::PlacementIndex(TopologyPtr topology, ForwardingTablesPtr tables)
       const Slot& s = slot(node, p);
       Hop& h = hops_[hopBase_[column_[i]] + static_cast<std::uint32_t>(p)];
       h.tx = s.tx;
-      h.remote = s.remote;
-      h.remoteColumn = s.remote == kNoNode ? kNoColumn : column_[s.remote];
+      if (s.remote == kNoNode || s.tx == kNoLink) {
+        h.remote = kNoColumn;
+      } else {
+        h.remote = isSwitch_[s.remote] ? column_[s.remote] : (kCaFlag | s.remote);
+      }
     }
   }
   for (HostInfo& h : hosts_) {
@@ -164,16 +167,24 @@ PlacementIndex::PlacementIndex(TopologyPtr topology, ForwardingTablesPtr tables)
     }
   }
 
-  std::vector<std::uint16_t> lids;
+  // Rows by (HCA index, LID): an alltoall walks the destinations of one rail in row order, so
+  // it streams through the copy.
+  std::vector<std::pair<int, std::uint16_t>> railLids;
   for (const HostInfo& h : hosts_) {
     for (const Hca& hca : h.hcas) {
-      if (hca.cabled && hca.lid.value() != 0) lids.push_back(hca.lid.value());
+      if (hca.cabled && hca.lid.value() != 0) railLids.emplace_back(hca.hcaIndex, hca.lid.value());
     }
   }
-  std::sort(lids.begin(), lids.end());
-  lids.erase(std::unique(lids.begin(), lids.end()), lids.end());
+  std::sort(railLids.begin(), railLids.end());
+  std::vector<std::uint16_t> lids;
+  std::vector<char> seenLid(65536, 0);
+  for (const auto& [rail, lid] : railLids) {
+    if (!seenLid[lid]) lids.push_back(lid);
+    seenLid[lid] = 1;
+  }
   if (!lids.empty() && columns_ > 0 && lids.size() * columns_ <= kMaxRowBytes) {
-    rowOfLid_.assign(static_cast<std::size_t>(lids.back()) + 1, kNoRow);
+    rowOfLid_.assign(static_cast<std::size_t>(*std::max_element(lids.begin(), lids.end())) + 1,
+                     kNoRow);
     rows_.assign(lids.size() * columns_, SwitchTable::kNoPort);
     for (std::size_t r = 0; r < lids.size(); ++r)
       rowOfLid_[lids[r]] = static_cast<std::uint32_t>(r);
@@ -224,6 +235,11 @@ struct Eval {
   int rails = 1;
   std::uint64_t unroutedFlows = 0;
   double objective = -1e9;
+  std::uint32_t bottleneckFlows = 0;
+  /// The hottest links (PlacementLimits::hottestLinks) with the job's flows on them, when
+  /// hasHottest.
+  std::vector<std::pair<DirectedLinkId, std::uint32_t>> hottest;
+  bool hasHottest = false;
 };
 
 std::string gbps(double bytesPerSecond) {
@@ -244,19 +260,17 @@ struct PlacementEngine::Impl {
   const PlacementIndex& ix;
   const LinkLoadModel& load;
   const PlacementLimits& limits;
-  std::vector<double> residual;  // per directed link
+  const std::vector<double>& residual;     // per directed link
+  const std::vector<double>& utilization;  // per directed link
   std::vector<std::uint32_t> flows;
-  std::vector<DirectedLinkId> touched;
+  std::vector<DirectedLinkId> touched, hot;
   std::vector<std::uint32_t> nodeStamp;
   std::uint32_t stamp = 0;
   std::uint64_t work = 0;
 
-  Impl(const PlacementIndex& index, const LinkLoadModel& model, const PlacementLimits& lim)
-      : ix(index), load(model), limits(lim) {
-    residual.resize(load.size());
-    for (DirectedLinkId d = 0; d < load.size(); ++d) {
-      residual[d] = load.at(d).residualBytesPerSecond();
-    }
+  Impl(const PlacementIndex& index, const LinkLoadModel& model, const PlacementLimits& lim,
+       const std::vector<double>& res, const std::vector<double>& util)
+      : ix(index), load(model), limits(lim), residual(res), utilization(util) {
     flows.assign(load.size(), 0);
     nodeStamp.assign(ix.topology().nodes().size(), 0);
   }
@@ -359,8 +373,8 @@ struct PlacementEngine::Impl {
   };
   std::vector<Walk> walk;
   std::uint32_t walkStamp = 0;
-  std::vector<Column> walked, path, byHeight;
-  std::vector<std::uint32_t> heightCount;
+  std::vector<Column> walked, path;
+  std::vector<std::uint32_t> segments;  // start of each walk's switches in `walked`
   std::vector<std::uint8_t> rowScratch;
   // Rails of the current order: rail ids (HCA indices, ascending) and their members.
   std::vector<int> railIds;
@@ -434,12 +448,13 @@ struct PlacementEngine::Impl {
       row = rowScratch.data();
     }
     walked.clear();
-    int maxHeight = 0;
+    segments.clear();
     for (const auto& [leaf, count] : srcLeaves) {
       const std::uint32_t c = count - (dst.leafColumn == leaf ? 1u : 0u);
       if (c == 0) continue;
       // Walk until a switch already reached for this destination (or the end of the path).
       path.clear();
+      segments.push_back(static_cast<std::uint32_t>(walked.size()));
       Column cur = leaf;
       while (walk[cur].stamp != walkStamp) {
         Walk& w = walk[cur];
@@ -455,13 +470,13 @@ struct PlacementEngine::Impl {
           break;
         }
         w.tx = h->tx;
-        if (h->remote == dst.node || h->remoteColumn == kNoColumn) {
+        if (!h->toSwitch()) {
           w.height = 1;
-          w.routed = h->remote == dst.node;
+          w.routed = h->toCa(dst.node);
           break;
         }
-        w.next = h->remoteColumn;
-        cur = h->remoteColumn;
+        w.next = h->remote;
+        cur = h->remote;
       }
       // Heights back along the new part of the path.
       for (std::size_t i = path.size(); i-- > 0;) {
@@ -476,7 +491,6 @@ struct PlacementEngine::Impl {
             w.routed = n.routed && w.height <= PlacementIndex::kMaxSwitchHops;
           }
         }
-        maxHeight = std::max(maxHeight, w.height);
       }
       Walk& src = walk[leaf];
       src.acc += c;
@@ -486,22 +500,17 @@ struct PlacementEngine::Impl {
         e.unroutedFlows += c;
       }
     }
-    // Push the counts down the tree, farthest switch first (a counting sort by height).
-    heightCount.assign(static_cast<std::size_t>(maxHeight) + 1, 0);
-    for (Column n : walked) ++heightCount[static_cast<std::size_t>(walk[n].height)];
-    std::uint32_t pos = 0;
-    for (std::size_t h = heightCount.size(); h-- > 0;) {
-      std::uint32_t c = heightCount[h];
-      heightCount[h] = pos;
-      pos += c;
-    }
-    byHeight.resize(walked.size());
-    for (Column n : walked) byHeight[heightCount[static_cast<std::size_t>(walk[n].height)]++] = n;
-    for (Column n : byHeight) {
-      const Walk& w = walk[n];
-      if (w.acc == 0) continue;
-      if (w.tx != PlacementIndex::kNoLink) add(w.tx, w.acc);
-      if (w.next != kNoColumn) walk[w.next].acc += w.acc;
+    // Push the counts down the tree. A walk's new switches lead only to themselves or to switches
+    // of earlier walks: the walks in reverse order, each from its source on, is a topological
+    // order.
+    segments.push_back(static_cast<std::uint32_t>(walked.size()));
+    for (std::size_t k = segments.size() - 1; k-- > 0;) {
+      for (std::uint32_t i = segments[k]; i < segments[k + 1]; ++i) {
+        const Walk& w = walk[walked[i]];
+        if (w.acc == 0) continue;
+        if (w.tx != PlacementIndex::kNoLink) add(w.tx, w.acc);
+        if (w.next != kNoColumn) walk[w.next].acc += w.acc;
+      }
     }
   }
 
@@ -514,9 +523,22 @@ struct PlacementEngine::Impl {
       if (m < 2) continue;
       for (const auto* hca : members) add(hca->tx, m - 1);
       countLeaves(members);
-      for (const auto* dst : members) routeToDestination(*dst, e);
+      // Destinations in row order (the flows do not depend on it), the next row prefetched.
+      dsts.assign(members.begin(), members.end());
+      std::sort(dsts.begin(), dsts.end(), [&](const auto* x, const auto* y) {
+        return ix.rowPosition(x->lid) < ix.rowPosition(y->lid);
+      });
+      for (std::size_t i = 0; i < dsts.size(); ++i) {
+        if (i + 1 < dsts.size()) {
+          if (const std::uint8_t* next = ix.destinationRow(dsts[i + 1]->lid)) {
+            for (std::size_t b = 0; b < ix.switchCount(); b += 64) __builtin_prefetch(next + b);
+          }
+        }
+        routeToDestination(*dsts[i], e);
+      }
     }
   }
+  std::vector<const PlacementIndex::Hca*> dsts;
 
   /// Residual capacity of a leaf's switch-facing ports, out of the leaf and into it.
   struct LeafResidual {
@@ -563,7 +585,7 @@ struct PlacementEngine::Impl {
         for (int p = 0;; ++p) {
           const PlacementIndex::Hop* h = ix.hop(leaf, p);
           if (!h) break;
-          if (h->tx == PlacementIndex::kNoLink || h->remoteColumn == kNoColumn) continue;
+          if (h->tx == PlacementIndex::kNoLink || !h->toSwitch()) continue;
           lr.out += residual[h->tx];
           lr.in += residual[h->tx ^ 1u];
         }
@@ -611,8 +633,10 @@ struct PlacementEngine::Impl {
     }
   }
 
-  /// Scores `order`; leaves the flow counts in place (call reset()).
-  Eval evaluate(const Order& order, CommPattern pattern) {
+  /// Scores `order`; leaves the flow counts in place (call reset()). The hottest links are
+  /// listed when `withHottest`, and always for alltoall (few, costly evaluations: listing them
+  /// is cheaper than evaluating the answer again).
+  Eval evaluate(const Order& order, CommPattern pattern, bool withHottest = false) {
     reset();
     Eval e;
     if (pattern == CommPattern::kNone || order.size() < 2) {
@@ -634,6 +658,8 @@ struct PlacementEngine::Impl {
     }
     if (touched.empty()) e.bottleneck = ix.referenceBytesPerSecond();
     if (e.unroutedFlows > 0) e.bottleneck = 0.0;
+    if (e.bottleneckLink != PlacementIndex::kNoLink) e.bottleneckFlows = flows[e.bottleneckLink];
+    if (withHottest || pattern == CommPattern::kAllToAll) listHottest(e);
     // Leaves and groups spanned.
     ++stamp;
     std::set<int> groups;
@@ -654,6 +680,22 @@ struct PlacementEngine::Impl {
     return e;
   }
 
+  /// The hottest links: highest utilization, then smallest share, then id.
+  void listHottest(Eval& e) {
+    auto hotter = [&](DirectedLinkId a, DirectedLinkId b) {
+      double ua = utilization[a], ub = utilization[b];
+      if (ua != ub) return ua > ub;
+      double sa = residual[a] / flows[a], sb = residual[b] / flows[b];
+      if (sa != sb) return sa < sb;
+      return a < b;
+    };
+    hot.assign(touched.begin(), touched.end());
+    const std::size_t k = std::min(hot.size(), limits.hottestLinks);
+    std::partial_sort(hot.begin(), hot.begin() + static_cast<std::ptrdiff_t>(k), hot.end(), hotter);
+    for (std::size_t i = 0; i < k; ++i) e.hottest.emplace_back(hot[i], flows[hot[i]]);
+    e.hasHottest = true;
+  }
+
   std::string linkName(DirectedLinkId d) const {
     const Topology& t = ix.topology();
     PortRef s = load.sender(d);
@@ -662,7 +704,7 @@ struct PlacementEngine::Impl {
            t.node(r.node).description + "[" + std::to_string(r.port.value()) + "]";
   }
 
-  LinkLoad linkLoad(DirectedLinkId d) const {
+  LinkLoad linkLoad(DirectedLinkId d, std::uint32_t jobFlows) const {
     const Topology& t = ix.topology();
     PortRef s = load.sender(d);
     PortRef r = load.receiver(d);
@@ -676,28 +718,25 @@ struct PlacementEngine::Impl {
     l.utilization = load.at(d).utilization;
     l.congestion = load.at(d).congestion;
     l.residualBytesPerSecond = residual[d];
-    l.jobFlows = static_cast<int>(flows[d]);
+    l.jobFlows = static_cast<int>(jobFlows);
     return l;
   }
 
-  /// The full score of `order` (evaluates it again to read the links).
+  /// The full score of `order`.
   PlacementScore score(const Order& order, CommPattern pattern) {
-    Eval e = evaluate(order, pattern);
+    Eval e = evaluate(order, pattern, true);
+    reset();
+    return scoreOf(order, pattern, e);
+  }
+
+  /// The full score of `order` from its evaluation `e`.
+  PlacementScore scoreOf(const Order& order, CommPattern pattern, const Eval& e) const {
     PlacementScore s;
     s.leafSwitches = e.leafSwitches;
     s.maxHops = e.maxHops;
     s.bottleneckBytesPerSecond = e.bottleneck;
     s.objective = e.objective;
-    std::vector<DirectedLinkId> hot = touched;
-    std::sort(hot.begin(), hot.end(), [&](DirectedLinkId a, DirectedLinkId b) {
-      double ua = load.at(a).utilization, ub = load.at(b).utilization;
-      if (ua != ub) return ua > ub;
-      double sa = residual[a] / flows[a], sb = residual[b] / flows[b];
-      if (sa != sb) return sa < sb;
-      return a < b;
-    });
-    if (hot.size() > limits.hottestLinks) hot.resize(limits.hottestLinks);
-    for (DirectedLinkId d : hot) s.hottestLinks.push_back(linkLoad(d));
+    for (const auto& [d, n] : e.hottest) s.hottestLinks.push_back(linkLoad(d, n));
 
     std::string text = std::to_string(order.size()) + (order.size() == 1 ? " host" : " hosts") +
                        " on " + std::to_string(e.leafSwitches) + " leaf switch" +
@@ -708,15 +747,14 @@ struct PlacementEngine::Impl {
     if (e.bottleneckLink != PlacementIndex::kNoLink) {
       text += " at " + linkName(e.bottleneckLink) + " (" +
               percent(load.at(e.bottleneckLink).utilization) + " used, " +
-              std::to_string(flows[e.bottleneckLink]) + " job flow" +
-              (flows[e.bottleneckLink] == 1 ? "" : "s") + ")";
+              std::to_string(e.bottleneckFlows) + " job flow" +
+              (e.bottleneckFlows == 1 ? "" : "s") + ")";
     }
     text += "; max " + std::to_string(e.maxHops) + " switch hop" + (e.maxHops == 1 ? "" : "s");
     if (e.unroutedFlows > 0) {
       text += "; " + std::to_string(e.unroutedFlows) + " flows have no route";
     }
     s.explanation = std::move(text);
-    reset();
     return s;
   }
 };
@@ -734,6 +772,12 @@ PlacementEngine::PlacementEngine(PlacementIndexPtr index, std::shared_ptr<const 
     throw PlacementError(PlacementError::Kind::kNotReady,
                          "link load belongs to another topology snapshot");
   }
+  residual_.resize(load_->size());
+  utilization_.resize(load_->size());
+  for (DirectedLinkId d = 0; d < load_->size(); ++d) {
+    residual_[d] = load_->at(d).residualBytesPerSecond();
+    utilization_[d] = load_->at(d).utilization;
+  }
 }
 
 PlacementScore PlacementEngine::score(const std::vector<std::string>& hostsInRankOrder,
@@ -747,7 +791,7 @@ PlacementScore PlacementEngine::score(const std::vector<std::string>& hostsInRan
     }
     order.push_back(static_cast<HostId>(h - topo.hosts().data()));
   }
-  Impl impl(*index_, *load_, limits_);
+  Impl impl(*index_, *load_, limits_, residual_, utilization_);
   return impl.score(order, pattern);
 }
 
@@ -872,7 +916,7 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
     throw PlacementError(Kind::kUnsatisfiable, reason);
   }
 
-  Impl impl(ix, *load_, limits_);
+  Impl impl(ix, *load_, limits_, residual_, utilization_);
   const CommPattern pattern = request.pattern;
 
   // --- Blocks with their eligible hosts, best hosts first.
@@ -1052,10 +1096,10 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
     throw PlacementError(Kind::kUnsatisfiable,
                          "no candidate set of " + std::to_string(n) + " hosts could be formed");
   }
-  // The local search starts from the best 4; the answer returns the best K.
-  evaluateCandidates(limits_.pruneByBound
-                         ? std::max<std::size_t>(4, static_cast<std::size_t>(request.alternatives))
-                         : candidates.size());
+  // The answer returns the best K; the local search below starts from the best 4, evaluated
+  // when it gets to them.
+  evaluateCandidates(limits_.pruneByBound ? static_cast<std::size_t>(request.alternatives)
+                                          : candidates.size());
   auto better = [](const Candidate& x, const Candidate& y) {
     if (x.evaluated != y.evaluated) return x.evaluated;
     if (x.eval.objective != y.eval.objective) return x.eval.objective > y.eval.objective;
@@ -1072,6 +1116,14 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
     std::vector<Candidate> improvedSet;
     for (std::size_t start = 0;
          start < std::min<std::size_t>(candidates.size(), 4) && impl.work < budget; ++start) {
+      if (!candidates[start].evaluated) {
+        // The next best candidate exactly (the ones above stay in place; the candidate
+        // evaluations are not charged to the improvement budget, as before the search).
+        const std::uint64_t before = impl.work;
+        evaluateCandidates(start + 1);
+        impl.work = before;
+        std::sort(candidates.begin(), candidates.end(), better);
+      }
       Candidate best = candidates[start];
       bool improved = true;
       while (improved && impl.work < budget &&
@@ -1204,7 +1256,9 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
   for (std::size_t i = 0; i < candidates.size() && i < k; ++i) {
     PlacementOption option;
     for (HostId h : candidates[i].order) option.hosts.push_back(ix.hosts()[h].name);
-    option.score = impl.score(candidates[i].order, pattern);
+    const Candidate& c = candidates[i];
+    option.score =
+        c.eval.hasHottest ? impl.scoreOf(c.order, pattern, c.eval) : impl.score(c.order, pattern);
     answer.options.push_back(std::move(option));
   }
   if (suppressed) warnings.push_back("... and " + std::to_string(suppressed) + " more");

@@ -89,12 +89,15 @@ class PlacementIndex {
   std::uint32_t switchColumn(NodeIndex node) const {
     return node < column_.size() ? column_[node] : kNoColumn;
   }
-  /// One port of a switch, by column: the directed link it transmits on, the node at the other
-  /// end and that node's column (kNoColumn for a CA).
+  /// One port of a switch, by column: the directed link it transmits on and what is at the other
+  /// end: a switch's column, kCaFlag | the CA's node index, or kNoColumn without a cable. 8 bytes:
+  /// route walks are memory-bound.
+  static constexpr std::uint32_t kCaFlag = 0x80000000u;
   struct Hop {
     DirectedLinkId tx = kNoLink;
-    NodeIndex remote = kNoNode;
-    std::uint32_t remoteColumn = kNoColumn;
+    std::uint32_t remote = kNoColumn;
+    bool toSwitch() const { return (remote & kCaFlag) == 0; }
+    bool toCa(NodeIndex ca) const { return remote == (kCaFlag | ca); }
   };
   /// Port `port` of the switch in column `col`, or null beyond its ports.
   const Hop* hop(std::uint32_t col, int port) const {
@@ -112,6 +115,11 @@ class PlacementIndex {
   const std::uint8_t* destinationRow(Lid dst) const {
     if (dst.value() >= rowOfLid_.size() || rowOfLid_[dst.value()] == kNoRow) return nullptr;
     return rows_.data() + static_cast<std::size_t>(rowOfLid_[dst.value()]) * columns_;
+  }
+  /// Position of `dst`'s row in the copy (rows are ordered by HCA index, then LID); LIDs without
+  /// a row sort last.
+  std::uint32_t rowPosition(Lid dst) const {
+    return dst.value() < rowOfLid_.size() ? rowOfLid_[dst.value()] : kNoRow;
   }
   /// The egress port of switch `sw` towards `dst` (`row` = destinationRow(dst) or null), or -1
   /// when it has none (no table, no entry, not a switch, a port beyond its ports).
@@ -208,6 +216,8 @@ class PlacementEngine {
   PlacementIndexPtr index_;
   std::shared_ptr<const LinkLoadModel> load_;
   PlacementLimits limits_;
+  std::vector<double> residual_;     ///< per directed link, from load_
+  std::vector<double> utilization_;  ///< per directed link, from load_
 };
 
 /// One-shot: builds the index and the engine, then places. Throws PlacementError.
