@@ -594,9 +594,25 @@ struct PlacementEngine::Impl {
       leafFlows[leaf] = 0.0;
       if (f > 0) b = std::min({b, lr.out / f, lr.in / f});
     }
-    work += order.size();
+    // Charged like the link visits of an evaluation: one per HCA, comparable time.
+    for (std::size_t r = 0; r < railIds.size(); ++r) work += railMembers[r].size();
     if (!anyFlow || b == std::numeric_limits<double>::infinity()) b = ix.referenceBytesPerSecond();
-    return b / ix.referenceBytesPerSecond() - leafPenalty(order);
+    // The hop term: maxHops is at least the length of any one flow's route, so trace two flows
+    // per rail (the first rank's leaf to the last rank and back: they usually cross the most
+    // switches). A flow without a route makes the bottleneck 0.
+    int hops = 0;
+    for (std::size_t r = 0; r < railIds.size(); ++r) {
+      const auto& members = railMembers[r];
+      if (members.size() < 2) continue;
+      for (int k = 0; k < 2; ++k) {
+        const auto* src = k == 0 ? members.front() : members.back();
+        const auto* dst = k == 0 ? members.back() : members.front();
+        int h = ix.traceFromSwitch(src->leaf, dst->lid, dst->node, [](DirectedLinkId) {});
+        if (h < 0) return -leafPenalty(order);
+        hops = std::max(hops, h);
+      }
+    }
+    return b / ix.referenceBytesPerSecond() - leafPenalty(order) - kHopPenalty * hops;
   }
 
   /// kLeafPenalty * (leaf sets - 1): the objective's leaf term.
@@ -1117,12 +1133,10 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
     for (std::size_t start = 0;
          start < std::min<std::size_t>(candidates.size(), 4) && impl.work < budget; ++start) {
       if (!candidates[start].evaluated) {
-        // The next best candidate exactly (the ones above stay in place; the candidate
-        // evaluations are not charged to the improvement budget, as before the search).
-        const std::uint64_t before = impl.work;
+        // The next best candidate exactly (the ones above stay in place), charged to the budget.
         evaluateCandidates(start + 1);
-        impl.work = before;
         std::sort(candidates.begin(), candidates.end(), better);
+        if (impl.work >= budget) break;
       }
       Candidate best = candidates[start];
       bool improved = true;
