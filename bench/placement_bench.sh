@@ -5,6 +5,8 @@
 # of the same generated fabric) where --real is given for a fabric, else in-memory shortest-path tables.
 #
 #   bench/placement_bench.sh [--real "two-level-2048 superpod-8"] [--requests 200]
+#   bench/placement_bench.sh --real "two-level-2048 superpod-8 superpod-40"   (10,240 HCAs too:
+#       ibsim + OpenSM ftree on that fabric take ~40 s and a 730 MB LFT dump)
 #
 # Needs build/ (scripts/build.sh release) for the `ibfabric` CLI; builds bench/ in build-bench/.
 # Every fabric it brings up is taken down on exit. Prints Markdown for docs/BENCHMARKS.md.
@@ -47,9 +49,9 @@ for f in $real; do
   up+=("$name")
   "$cli" sim up "$work/$f.net" --name "$name" --timeout 600 >"$work/$f.up.log" 2>&1
   dump="$IBFABRIC_SIM_DIR/$name/dump/opensm-lfts.dump"
-  for _ in $(seq 1 120); do [ -s "$dump" ] && break; sleep 1; done
-  [ -s "$dump" ] || { echo "no $dump" >&2; exit 1; }
-  sleep 2  # let OpenSM finish writing the file
+  # OpenSM ends the file with "N lids dumped" (730 MB at 10,240 HCAs: wait for the whole file).
+  for _ in $(seq 1 300); do [ -s "$dump" ] && tail -c 64 "$dump" | grep -q "lids dumped" && break; sleep 1; done
+  tail -c 64 "$dump" 2>/dev/null | grep -q "lids dumped" || { echo "no complete $dump" >&2; exit 1; }
   cp "$dump" "$work/$f.lfts"
   lfts[$f]="$work/$f.lfts"
   "$cli" sim down --name "$name" >/dev/null

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -116,6 +117,102 @@ PlacementIndex::PlacementIndex(TopologyPtr topology, ForwardingTablesPtr tables)
     hosts_.push_back(std::move(info));
   }
   reference_ = reference > 0 ? reference : 1.0;
+
+  // Canonical rank order: leaf group, block, host name (ring neighbours share a leaf).
+  std::vector<std::uint32_t> byRank(hosts_.size());
+  std::iota(byRank.begin(), byRank.end(), 0u);
+  std::sort(byRank.begin(), byRank.end(), [&](std::uint32_t x, std::uint32_t y) {
+    const auto& hx = hosts_[x];
+    const auto& hy = hosts_[y];
+    if (hx.block != hy.block) {
+      int gx = blocks_[hx.block].group, gy = blocks_[hy.block].group;
+      if (gx != gy) return gx < gy;
+      return hx.block < hy.block;
+    }
+    if (hx.name != hy.name) return hx.name < hy.name;
+    return x < y;
+  });
+  rank_.resize(hosts_.size());
+  for (std::uint32_t r = 0; r < byRank.size(); ++r) rank_[byRank[r]] = r;
+
+  // Destination-major copy of the tables for the host HCAs' LIDs.
+  column_.assign(nodes.size(), kNoRow);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (isSwitch_[i]) column_[i] = static_cast<std::uint32_t>(columns_++);
+  }
+  hopBase_.assign(columns_ + 1, 0);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (!isSwitch_[i]) continue;
+    hopBase_[column_[i] + 1] = static_cast<std::uint32_t>(portsOf(static_cast<NodeIndex>(i)));
+  }
+  for (std::size_t c = 0; c < columns_; ++c) hopBase_[c + 1] += hopBase_[c];
+  hops_.resize(hopBase_.back());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (!isSwitch_[i]) continue;
+    const auto node = static_cast<NodeIndex>(i);
+    for (int p = 0; p < portsOf(node); ++p) {
+      const Slot& s = slot(node, p);
+      Hop& h = hops_[hopBase_[column_[i]] + static_cast<std::uint32_t>(p)];
+      h.tx = s.tx;
+      if (s.remote == kNoNode || s.tx == kNoLink) {
+        h.remote = kNoColumn;
+      } else {
+        h.remote = isSwitch_[s.remote] ? column_[s.remote] : (kCaFlag | s.remote);
+      }
+    }
+  }
+  for (HostInfo& h : hosts_) {
+    for (Hca& hca : h.hcas) {
+      if (hca.cabled) hca.leafColumn = column_[hca.leaf];
+    }
+  }
+
+  // Rows by (HCA index, LID): an alltoall walks the destinations of one rail in row order, so
+  // it streams through the copy.
+  std::vector<std::pair<int, std::uint16_t>> railLids;
+  for (const HostInfo& h : hosts_) {
+    for (const Hca& hca : h.hcas) {
+      if (hca.cabled && hca.lid.value() != 0) railLids.emplace_back(hca.hcaIndex, hca.lid.value());
+    }
+  }
+  std::sort(railLids.begin(), railLids.end());
+  std::vector<std::uint16_t> lids;
+  std::vector<char> seenLid(65536, 0);
+  for (const auto& [rail, lid] : railLids) {
+    if (!seenLid[lid]) lids.push_back(lid);
+    seenLid[lid] = 1;
+  }
+  if (!lids.empty() && columns_ > 0 && lids.size() * columns_ <= kMaxRowBytes) {
+    rowOfLid_.assign(static_cast<std::size_t>(*std::max_element(lids.begin(), lids.end())) + 1,
+                     kNoRow);
+    rows_.assign(lids.size() * columns_, SwitchTable::kNoPort);
+    for (std::size_t r = 0; r < lids.size(); ++r)
+      rowOfLid_[lids[r]] = static_cast<std::uint32_t>(r);
+    std::vector<const SwitchTable*> byColumn(columns_, nullptr);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (isSwitch_[i]) byColumn[column_[i]] = tables_->table(static_cast<NodeIndex>(i));
+    }
+    for (std::size_t r = 0; r < lids.size(); ++r) {
+      std::uint8_t* row = rows_.data() + r * columns_;
+      for (std::size_t col = 0; col < columns_; ++col) {
+        const SwitchTable* t = byColumn[col];
+        if (t && lids[r] < t->ports.size()) row[col] = t->ports[lids[r]];
+      }
+    }
+  }
+}
+
+void PlacementIndex::fillRow(Lid dst, std::uint8_t* row) const {
+  if (const std::uint8_t* r = destinationRow(dst)) {
+    std::copy(r, r + columns_, row);
+    return;
+  }
+  std::fill(row, row + columns_, SwitchTable::kNoPort);
+  for (std::size_t i = 0; i < column_.size(); ++i) {
+    if (column_[i] == kNoColumn) continue;
+    const SwitchTable* t = tables_->table(static_cast<NodeIndex>(i));
+    if (t && dst.value() < t->ports.size()) row[column_[i]] = t->ports[dst.value()];
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,6 +235,11 @@ struct Eval {
   int rails = 1;
   std::uint64_t unroutedFlows = 0;
   double objective = -1e9;
+  std::uint32_t bottleneckFlows = 0;
+  /// The hottest links (PlacementLimits::hottestLinks) with the job's flows on them, when
+  /// hasHottest.
+  std::vector<std::pair<DirectedLinkId, std::uint32_t>> hottest;
+  bool hasHottest = false;
 };
 
 std::string gbps(double bytesPerSecond) {
@@ -158,19 +260,17 @@ struct PlacementEngine::Impl {
   const PlacementIndex& ix;
   const LinkLoadModel& load;
   const PlacementLimits& limits;
-  std::vector<double> residual;  // per directed link
+  const std::vector<double>& residual;     // per directed link
+  const std::vector<double>& utilization;  // per directed link
   std::vector<std::uint32_t> flows;
-  std::vector<DirectedLinkId> touched;
+  std::vector<DirectedLinkId> touched, hot;
   std::vector<std::uint32_t> nodeStamp;
   std::uint32_t stamp = 0;
   std::uint64_t work = 0;
 
-  Impl(const PlacementIndex& index, const LinkLoadModel& model, const PlacementLimits& lim)
-      : ix(index), load(model), limits(lim) {
-    residual.resize(load.size());
-    for (DirectedLinkId d = 0; d < load.size(); ++d) {
-      residual[d] = load.at(d).residualBytesPerSecond();
-    }
+  Impl(const PlacementIndex& index, const LinkLoadModel& model, const PlacementLimits& lim,
+       const std::vector<double>& res, const std::vector<double>& util)
+      : ix(index), load(model), limits(lim), residual(res), utilization(util) {
     flows.assign(load.size(), 0);
     nodeStamp.assign(ix.topology().nodes().size(), 0);
   }
@@ -238,6 +338,10 @@ struct PlacementEngine::Impl {
           ++x;
         } else if (b[y].hcaIndex < a[x].hcaIndex) {
           ++y;
+        } else if (!a[x].cabled || !b[y].cabled) {
+          ++e.unroutedFlows;
+          ++x;
+          ++y;
         } else {
           add(a[x].tx, 1);
           routeFlows(a[x].leaf, b[y], 1, e);
@@ -248,31 +352,292 @@ struct PlacementEngine::Impl {
     }
   }
 
-  void addAllToAll(const Order& order, Eval& e) {
-    // Flows from every source under one leaf to one destination share the path from that leaf
-    // on (LID routing depends only on the destination): trace once per (source leaf, dest HCA)
-    // and count the flows, O(leaves x hosts x rails) traces instead of O(hosts^2 x rails).
-    const auto& hosts = ix.hosts();
-    std::map<int, std::vector<const PlacementIndex::Hca*>> rails;
+  // --- Alltoall.
+  //
+  // Every rank sends to every other rank of its rail. LID routing depends only on the destination,
+  // so the flows to one destination form a tree: all flows from one source leaf share the path
+  // from that leaf on, and flows from different leaves merge where their paths meet. Per
+  // destination, each source leaf's path is walked only until it meets a switch already reached
+  // for that destination; the flow counts are then pushed down the tree once, farthest switch
+  // first. Exact: the same flows per link as tracing every (source, destination) pair.
+
+  using Column = std::uint32_t;
+  static constexpr Column kNoColumn = PlacementIndex::kNoColumn;
+  struct Walk {  // per switch column, for the current destination (valid when stamp == walkStamp)
+    std::uint32_t stamp = 0;
+    std::uint32_t acc = 0;  // flows that leave this switch towards the destination
+    DirectedLinkId tx = PlacementIndex::kNoLink;
+    Column next = kNoColumn;  // the next switch, kNoColumn at the end of the path
+    int height = 0;           // switches from here to the end of the path (0 = being walked)
+    bool routed = false;      // the path from here reaches the destination
+  };
+  std::vector<Walk> walk;
+  std::uint32_t walkStamp = 0;
+  std::vector<Column> walked, path;
+  std::vector<std::uint32_t> segments;  // start of each walk's switches in `walked`
+  std::vector<std::uint8_t> rowScratch;
+  // Rails of the current order: rail ids (HCA indices, ascending) and their members.
+  std::vector<int> railIds;
+  std::vector<std::vector<const PlacementIndex::Hca*>> railMembers;  // cabled HCAs
+  std::vector<std::uint32_t> uncabled;  // per rail: HCAs without a link (no route at all)
+  // Source leaves of one rail (by column) with their member counts.
+  std::vector<std::uint32_t> leafCount, leafStamp;
+  std::uint32_t leafStampNow = 0;
+  std::vector<std::pair<Column, std::uint32_t>> srcLeaves;
+
+  void groupRails(const Order& order) {
+    railIds.clear();
     for (HostId h : order) {
-      for (const auto& hca : hosts[h].hcas) rails[hca.hcaIndex].push_back(&hca);
-    }
-    for (auto& [rail, members] : rails) {
-      const auto m = static_cast<std::uint32_t>(members.size());
-      if (m < 2) continue;
-      std::map<NodeIndex, std::uint32_t> perLeaf;
-      for (const auto* hca : members) {
-        add(hca->tx, m - 1);
-        ++perLeaf[hca->leaf];
-      }
-      for (const auto* dst : members) {
-        for (const auto& [leaf, count] : perLeaf) {
-          std::uint32_t c = count - (dst->leaf == leaf ? 1u : 0u);
-          if (c == 0) continue;
-          routeFlows(leaf, *dst, c, e);
+      for (const auto& hca : ix.hosts()[h].hcas) {
+        if (std::find(railIds.begin(), railIds.end(), hca.hcaIndex) == railIds.end()) {
+          railIds.push_back(hca.hcaIndex);
         }
       }
     }
+    std::sort(railIds.begin(), railIds.end());
+    if (railMembers.size() < railIds.size()) railMembers.resize(railIds.size());
+    for (auto& m : railMembers) m.clear();
+    uncabled.assign(railIds.size(), 0);
+    for (HostId h : order) {
+      for (const auto& hca : ix.hosts()[h].hcas) {
+        auto r = static_cast<std::size_t>(
+            std::lower_bound(railIds.begin(), railIds.end(), hca.hcaIndex) - railIds.begin());
+        if (hca.cabled && hca.leafColumn != kNoColumn) {
+          railMembers[r].push_back(&hca);
+        } else {
+          ++uncabled[r];
+        }
+      }
+    }
+  }
+
+  /// Source leaves of `members` (first appearance order) with their counts.
+  void countLeaves(const std::vector<const PlacementIndex::Hca*>& members) {
+    if (leafCount.empty()) {
+      leafCount.assign(ix.switchCount(), 0);
+      leafStamp.assign(ix.switchCount(), 0);
+    }
+    if (++leafStampNow == 0) {
+      std::fill(leafStamp.begin(), leafStamp.end(), 0);
+      leafStampNow = 1;
+    }
+    srcLeaves.clear();
+    for (const auto* hca : members) {
+      Column c = hca->leafColumn;
+      if (leafStamp[c] != leafStampNow) {
+        leafStamp[c] = leafStampNow;
+        leafCount[c] = 0;
+        srcLeaves.emplace_back(c, 0);
+      }
+      ++leafCount[c];
+    }
+    for (auto& [c, count] : srcLeaves) count = leafCount[c];
+  }
+
+  /// Flows from the source leaves (minus the destination itself) to `dst`, merged per switch.
+  void routeToDestination(const PlacementIndex::Hca& dst, Eval& e) {
+    if (walk.empty()) walk.resize(ix.switchCount());
+    if (++walkStamp == 0) {
+      for (auto& w : walk) w.stamp = 0;
+      walkStamp = 1;
+    }
+    const std::uint8_t* row = ix.destinationRow(dst.lid);
+    if (!row) {
+      rowScratch.resize(ix.switchCount());
+      ix.fillRow(dst.lid, rowScratch.data());
+      row = rowScratch.data();
+    }
+    walked.clear();
+    segments.clear();
+    for (const auto& [leaf, count] : srcLeaves) {
+      const std::uint32_t c = count - (dst.leafColumn == leaf ? 1u : 0u);
+      if (c == 0) continue;
+      // Walk until a switch already reached for this destination (or the end of the path).
+      path.clear();
+      segments.push_back(static_cast<std::uint32_t>(walked.size()));
+      Column cur = leaf;
+      while (walk[cur].stamp != walkStamp) {
+        Walk& w = walk[cur];
+        w = Walk{};
+        w.stamp = walkStamp;
+        path.push_back(cur);
+        walked.push_back(cur);
+        ++work;
+        const PlacementIndex::Hop* h =
+            row[cur] == SwitchTable::kNoPort ? nullptr : ix.hop(cur, row[cur]);
+        if (!h || h->tx == PlacementIndex::kNoLink) {
+          w.height = 1;
+          break;
+        }
+        w.tx = h->tx;
+        if (!h->toSwitch()) {
+          w.height = 1;
+          w.routed = h->toCa(dst.node);
+          break;
+        }
+        w.next = h->remote;
+        cur = h->remote;
+      }
+      // Heights back along the new part of the path.
+      for (std::size_t i = path.size(); i-- > 0;) {
+        Walk& w = walk[path[i]];
+        if (w.height == 0) {
+          const Walk& n = walk[w.next];
+          if (n.height == 0) {  // a loop back into this path: it ends here, unrouted
+            w.next = kNoColumn;
+            w.height = 1;
+          } else {
+            w.height = n.height + 1;
+            w.routed = n.routed && w.height <= PlacementIndex::kMaxSwitchHops;
+          }
+        }
+      }
+      Walk& src = walk[leaf];
+      src.acc += c;
+      if (src.routed) {
+        e.maxHops = std::max(e.maxHops, src.height);
+      } else {
+        e.unroutedFlows += c;
+      }
+    }
+    // Push the counts down the tree. A walk's new switches lead only to themselves or to switches
+    // of earlier walks: the walks in reverse order, each from its source on, is a topological
+    // order.
+    segments.push_back(static_cast<std::uint32_t>(walked.size()));
+    for (std::size_t k = segments.size() - 1; k-- > 0;) {
+      for (std::uint32_t i = segments[k]; i < segments[k + 1]; ++i) {
+        const Walk& w = walk[walked[i]];
+        if (w.acc == 0) continue;
+        if (w.tx != PlacementIndex::kNoLink) add(w.tx, w.acc);
+        if (w.next != kNoColumn) walk[w.next].acc += w.acc;
+      }
+    }
+  }
+
+  void addAllToAll(const Order& order, Eval& e) {
+    groupRails(order);
+    for (std::size_t r = 0; r < railIds.size(); ++r) {
+      const auto& members = railMembers[r];
+      const auto m = static_cast<std::uint32_t>(members.size());
+      if (m + uncabled[r] >= 2) e.unroutedFlows += 2ull * uncabled[r] * (m + uncabled[r] - 1);
+      if (m < 2) continue;
+      for (const auto* hca : members) add(hca->tx, m - 1);
+      countLeaves(members);
+      // Destinations in row order (the flows do not depend on it), the next row prefetched.
+      dsts.assign(members.begin(), members.end());
+      std::sort(dsts.begin(), dsts.end(), [&](const auto* x, const auto* y) {
+        return ix.rowPosition(x->lid) < ix.rowPosition(y->lid);
+      });
+      for (std::size_t i = 0; i < dsts.size(); ++i) {
+        if (i + 1 < dsts.size()) {
+          if (const std::uint8_t* next = ix.destinationRow(dsts[i + 1]->lid)) {
+            for (std::size_t b = 0; b < ix.switchCount(); b += 64) __builtin_prefetch(next + b);
+          }
+        }
+        routeToDestination(*dsts[i], e);
+      }
+    }
+  }
+  std::vector<const PlacementIndex::Hca*> dsts;
+
+  /// Residual capacity of a leaf's switch-facing ports, out of the leaf and into it.
+  struct LeafResidual {
+    bool known = false;
+    double out = 0.0;
+    double in = 0.0;
+  };
+  std::vector<LeafResidual> leafResidual;
+  std::vector<double> leafFlows;
+
+  /// An upper bound of evaluate(order, kAllToAll).objective, in O(HCAs): every flow between two
+  /// leaves leaves its source leaf and enters its destination leaf through switch-facing ports,
+  /// so some such port of leaf L carries a share of at most (their residual) / (flows crossing
+  /// them); each HCA link carries m - 1 flows of its rail.
+  double allToAllBound(const Order& order) {
+    groupRails(order);
+    if (leafResidual.empty()) {
+      leafResidual.resize(ix.switchCount());
+      leafFlows.assign(ix.switchCount(), 0.0);
+    }
+    double b = std::numeric_limits<double>::infinity();
+    bool anyFlow = false;
+    std::vector<Column>& leaves = walked;  // scratch
+    leaves.clear();
+    for (std::size_t r = 0; r < railIds.size(); ++r) {
+      const auto& members = railMembers[r];
+      const auto m = static_cast<std::uint32_t>(members.size());
+      if (m < 2) continue;
+      anyFlow = true;
+      const double flowsPerHca = m - 1;
+      for (const auto* hca : members) {
+        b = std::min({b, residual[hca->tx] / flowsPerHca, residual[hca->rx] / flowsPerHca});
+      }
+      countLeaves(members);
+      for (const auto& [leaf, count] : srcLeaves) {
+        if (leafFlows[leaf] == 0.0) leaves.push_back(leaf);
+        leafFlows[leaf] += static_cast<double>(count) * static_cast<double>(m - count);
+      }
+    }
+    for (Column leaf : leaves) {
+      LeafResidual& lr = leafResidual[leaf];
+      if (!lr.known) {
+        lr.known = true;
+        for (int p = 0;; ++p) {
+          const PlacementIndex::Hop* h = ix.hop(leaf, p);
+          if (!h) break;
+          if (h->tx == PlacementIndex::kNoLink || !h->toSwitch()) continue;
+          lr.out += residual[h->tx];
+          lr.in += residual[h->tx ^ 1u];
+        }
+      }
+      const double f = leafFlows[leaf];
+      leafFlows[leaf] = 0.0;
+      if (f > 0) b = std::min({b, lr.out / f, lr.in / f});
+    }
+    // Charged like the link visits of an evaluation: one per HCA, comparable time.
+    for (std::size_t r = 0; r < railIds.size(); ++r) work += railMembers[r].size();
+    if (!anyFlow || b == std::numeric_limits<double>::infinity()) b = ix.referenceBytesPerSecond();
+    // The hop term: maxHops is at least the length of any one flow's route, so trace two flows
+    // per rail (the first rank's leaf to the last rank and back: they usually cross the most
+    // switches). A flow without a route makes the bottleneck 0.
+    int hops = 0;
+    for (std::size_t r = 0; r < railIds.size(); ++r) {
+      const auto& members = railMembers[r];
+      if (members.size() < 2) continue;
+      for (int k = 0; k < 2; ++k) {
+        const auto* src = k == 0 ? members.front() : members.back();
+        const auto* dst = k == 0 ? members.back() : members.front();
+        int h = ix.traceFromSwitch(src->leaf, dst->lid, dst->node, [](DirectedLinkId) {});
+        if (h < 0) return -leafPenalty(order);
+        hops = std::max(hops, h);
+      }
+    }
+    return b / ix.referenceBytesPerSecond() - leafPenalty(order) - kHopPenalty * hops;
+  }
+
+  /// kLeafPenalty * (leaf sets - 1): the objective's leaf term.
+  double leafPenalty(const Order& order) {
+    ++stamp;
+    int leafSwitches = 0, rails = 1;
+    for (HostId h : order) {
+      const auto& info = ix.hosts()[h];
+      rails = std::max(rails, static_cast<int>(info.hcas.size()));
+      for (const auto& hca : info.hcas) {
+        if (!hca.cabled || nodeStamp[hca.leaf] == stamp) continue;
+        nodeStamp[hca.leaf] = stamp;
+        ++leafSwitches;
+      }
+    }
+    double leafSets = static_cast<double>(leafSwitches) / std::max(1, rails);
+    return kLeafPenalty * std::max(0.0, leafSets - 1.0);
+  }
+
+  /// An upper bound of evaluate(order, pattern).objective (+infinity when none is cheap).
+  double upperBound(const Order& order, CommPattern pattern) {
+    if (pattern != CommPattern::kAllToAll || order.size() < 2) {
+      return std::numeric_limits<double>::infinity();
+    }
+    return allToAllBound(order);
   }
 
   void addHostLinks(const Order& order) {
@@ -284,8 +649,10 @@ struct PlacementEngine::Impl {
     }
   }
 
-  /// Scores `order`; leaves the flow counts in place (call reset()).
-  Eval evaluate(const Order& order, CommPattern pattern) {
+  /// Scores `order`; leaves the flow counts in place (call reset()). The hottest links are
+  /// listed when `withHottest`, and always for alltoall (few, costly evaluations: listing them
+  /// is cheaper than evaluating the answer again).
+  Eval evaluate(const Order& order, CommPattern pattern, bool withHottest = false) {
     reset();
     Eval e;
     if (pattern == CommPattern::kNone || order.size() < 2) {
@@ -307,6 +674,8 @@ struct PlacementEngine::Impl {
     }
     if (touched.empty()) e.bottleneck = ix.referenceBytesPerSecond();
     if (e.unroutedFlows > 0) e.bottleneck = 0.0;
+    if (e.bottleneckLink != PlacementIndex::kNoLink) e.bottleneckFlows = flows[e.bottleneckLink];
+    if (withHottest || pattern == CommPattern::kAllToAll) listHottest(e);
     // Leaves and groups spanned.
     ++stamp;
     std::set<int> groups;
@@ -327,6 +696,22 @@ struct PlacementEngine::Impl {
     return e;
   }
 
+  /// The hottest links: highest utilization, then smallest share, then id.
+  void listHottest(Eval& e) {
+    auto hotter = [&](DirectedLinkId a, DirectedLinkId b) {
+      double ua = utilization[a], ub = utilization[b];
+      if (ua != ub) return ua > ub;
+      double sa = residual[a] / flows[a], sb = residual[b] / flows[b];
+      if (sa != sb) return sa < sb;
+      return a < b;
+    };
+    hot.assign(touched.begin(), touched.end());
+    const std::size_t k = std::min(hot.size(), limits.hottestLinks);
+    std::partial_sort(hot.begin(), hot.begin() + static_cast<std::ptrdiff_t>(k), hot.end(), hotter);
+    for (std::size_t i = 0; i < k; ++i) e.hottest.emplace_back(hot[i], flows[hot[i]]);
+    e.hasHottest = true;
+  }
+
   std::string linkName(DirectedLinkId d) const {
     const Topology& t = ix.topology();
     PortRef s = load.sender(d);
@@ -335,7 +720,7 @@ struct PlacementEngine::Impl {
            t.node(r.node).description + "[" + std::to_string(r.port.value()) + "]";
   }
 
-  LinkLoad linkLoad(DirectedLinkId d) const {
+  LinkLoad linkLoad(DirectedLinkId d, std::uint32_t jobFlows) const {
     const Topology& t = ix.topology();
     PortRef s = load.sender(d);
     PortRef r = load.receiver(d);
@@ -349,28 +734,25 @@ struct PlacementEngine::Impl {
     l.utilization = load.at(d).utilization;
     l.congestion = load.at(d).congestion;
     l.residualBytesPerSecond = residual[d];
-    l.jobFlows = static_cast<int>(flows[d]);
+    l.jobFlows = static_cast<int>(jobFlows);
     return l;
   }
 
-  /// The full score of `order` (evaluates it again to read the links).
+  /// The full score of `order`.
   PlacementScore score(const Order& order, CommPattern pattern) {
-    Eval e = evaluate(order, pattern);
+    Eval e = evaluate(order, pattern, true);
+    reset();
+    return scoreOf(order, pattern, e);
+  }
+
+  /// The full score of `order` from its evaluation `e`.
+  PlacementScore scoreOf(const Order& order, CommPattern pattern, const Eval& e) const {
     PlacementScore s;
     s.leafSwitches = e.leafSwitches;
     s.maxHops = e.maxHops;
     s.bottleneckBytesPerSecond = e.bottleneck;
     s.objective = e.objective;
-    std::vector<DirectedLinkId> hot = touched;
-    std::sort(hot.begin(), hot.end(), [&](DirectedLinkId a, DirectedLinkId b) {
-      double ua = load.at(a).utilization, ub = load.at(b).utilization;
-      if (ua != ub) return ua > ub;
-      double sa = residual[a] / flows[a], sb = residual[b] / flows[b];
-      if (sa != sb) return sa < sb;
-      return a < b;
-    });
-    if (hot.size() > limits.hottestLinks) hot.resize(limits.hottestLinks);
-    for (DirectedLinkId d : hot) s.hottestLinks.push_back(linkLoad(d));
+    for (const auto& [d, n] : e.hottest) s.hottestLinks.push_back(linkLoad(d, n));
 
     std::string text = std::to_string(order.size()) + (order.size() == 1 ? " host" : " hosts") +
                        " on " + std::to_string(e.leafSwitches) + " leaf switch" +
@@ -381,15 +763,14 @@ struct PlacementEngine::Impl {
     if (e.bottleneckLink != PlacementIndex::kNoLink) {
       text += " at " + linkName(e.bottleneckLink) + " (" +
               percent(load.at(e.bottleneckLink).utilization) + " used, " +
-              std::to_string(flows[e.bottleneckLink]) + " job flow" +
-              (flows[e.bottleneckLink] == 1 ? "" : "s") + ")";
+              std::to_string(e.bottleneckFlows) + " job flow" +
+              (e.bottleneckFlows == 1 ? "" : "s") + ")";
     }
     text += "; max " + std::to_string(e.maxHops) + " switch hop" + (e.maxHops == 1 ? "" : "s");
     if (e.unroutedFlows > 0) {
       text += "; " + std::to_string(e.unroutedFlows) + " flows have no route";
     }
     s.explanation = std::move(text);
-    reset();
     return s;
   }
 };
@@ -407,6 +788,12 @@ PlacementEngine::PlacementEngine(PlacementIndexPtr index, std::shared_ptr<const 
     throw PlacementError(PlacementError::Kind::kNotReady,
                          "link load belongs to another topology snapshot");
   }
+  residual_.resize(load_->size());
+  utilization_.resize(load_->size());
+  for (DirectedLinkId d = 0; d < load_->size(); ++d) {
+    residual_[d] = load_->at(d).residualBytesPerSecond();
+    utilization_[d] = load_->at(d).utilization;
+  }
 }
 
 PlacementScore PlacementEngine::score(const std::vector<std::string>& hostsInRankOrder,
@@ -420,7 +807,7 @@ PlacementScore PlacementEngine::score(const std::vector<std::string>& hostsInRan
     }
     order.push_back(static_cast<HostId>(h - topo.hosts().data()));
   }
-  Impl impl(*index_, *load_, limits_);
+  Impl impl(*index_, *load_, limits_, residual_, utilization_);
   return impl.score(order, pattern);
 }
 
@@ -428,8 +815,13 @@ namespace {
 
 struct Candidate {
   Order order;
-  Eval eval;
+  Eval eval;  // exact, when evaluated
+  double bound = std::numeric_limits<double>::infinity();
+  bool evaluated = false;
 };
+
+/// Margin for comparing an upper bound with exact objectives (rounding of two different sums).
+constexpr double kBoundSlack = 1e-9;
 
 }  // namespace
 
@@ -540,7 +932,7 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
     throw PlacementError(Kind::kUnsatisfiable, reason);
   }
 
-  Impl impl(ix, *load_, limits_);
+  Impl impl(ix, *load_, limits_, residual_, utilization_);
   const CommPattern pattern = request.pattern;
 
   // --- Blocks with their eligible hosts, best hosts first.
@@ -567,18 +959,12 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
 
   // Rank order: blocks by (group, block), hosts by name: ring neighbours share a leaf.
   auto canonical = [&](Order& order) {
-    std::sort(order.begin(), order.end(), [&](HostId x, HostId y) {
-      const auto& hx = ix.hosts()[x];
-      const auto& hy = ix.hosts()[y];
-      if (hx.block != hy.block) {
-        int gx = blocks[hx.block].group, gy = blocks[hy.block].group;
-        if (gx != gy) return gx < gy;
-        return hx.block < hy.block;
-      }
-      return hx.name < hy.name;
-    });
+    std::sort(order.begin(), order.end(),
+              [&](HostId x, HostId y) { return ix.canonicalRank(x) < ix.canonicalRank(y); });
   };
 
+  // Candidates are collected with an upper bound of their objective (Impl::upperBound) and
+  // evaluated exactly later, best bound first, only while they can still rank among the best.
   std::vector<Candidate> candidates;
   std::set<std::vector<HostId>> seen;
   auto consider = [&](Order order) {
@@ -587,9 +973,36 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
     std::sort(key.begin(), key.end());
     if (!seen.insert(key).second) return;
     Candidate c;
-    c.eval = impl.evaluate(order, pattern);
+    c.bound = impl.upperBound(order, pattern);
     c.order = std::move(order);
     candidates.push_back(std::move(c));
+  };
+  // Exact evaluation of the collected candidates: all of them but those whose bound is below the
+  // `keep`-th best exact objective (they could not be among the answer's or the local search's
+  // candidates). Unevaluated ones keep objective -infinity.
+  auto evaluateCandidates = [&](std::size_t keep) {
+    std::vector<std::size_t> byBound;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (!candidates[i].evaluated) byBound.push_back(i);
+    }
+    std::stable_sort(byBound.begin(), byBound.end(), [&](std::size_t x, std::size_t y) {
+      return candidates[x].bound > candidates[y].bound;
+    });
+    std::vector<double> best;  // the `keep` best exact objectives so far, descending
+    for (const auto& c : candidates) {
+      if (c.evaluated) best.push_back(c.eval.objective);
+    }
+    std::sort(best.begin(), best.end(), std::greater<>());
+    if (best.size() > keep) best.resize(keep);
+    for (std::size_t i : byBound) {
+      Candidate& c = candidates[i];
+      if (best.size() >= keep && c.bound + kBoundSlack < best.back()) continue;
+      c.eval = impl.evaluate(c.order, pattern);
+      c.evaluated = true;
+      best.insert(std::upper_bound(best.begin(), best.end(), c.eval.objective, std::greater<>()),
+                  c.eval.objective);
+      if (best.size() > keep) best.pop_back();
+    }
   };
   // Takes whole blocks in `sequence` until n hosts; the last block gives its best hosts.
   auto fill = [&](const std::vector<int>& sequence) {
@@ -699,7 +1112,12 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
     throw PlacementError(Kind::kUnsatisfiable,
                          "no candidate set of " + std::to_string(n) + " hosts could be formed");
   }
+  // The answer returns the best K; the local search below starts from the best 4, evaluated
+  // when it gets to them.
+  evaluateCandidates(limits_.pruneByBound ? static_cast<std::size_t>(request.alternatives)
+                                          : candidates.size());
   auto better = [](const Candidate& x, const Candidate& y) {
+    if (x.evaluated != y.evaluated) return x.evaluated;
     if (x.eval.objective != y.eval.objective) return x.eval.objective > y.eval.objective;
     return x.order < y.order;
   };
@@ -714,6 +1132,12 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
     std::vector<Candidate> improvedSet;
     for (std::size_t start = 0;
          start < std::min<std::size_t>(candidates.size(), 4) && impl.work < budget; ++start) {
+      if (!candidates[start].evaluated) {
+        // The next best candidate exactly (the ones above stay in place), charged to the budget.
+        evaluateCandidates(start + 1);
+        std::sort(candidates.begin(), candidates.end(), better);
+        if (impl.work >= budget) break;
+      }
       Candidate best = candidates[start];
       bool improved = true;
       while (improved && impl.work < budget &&
@@ -787,6 +1211,11 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
 
         auto tryOrder = [&](Order order, bool reorder) {
           if (reorder) canonical(order);
+          // Not exactly evaluated when even its bound could not beat the current best.
+          if (limits_.pruneByBound &&
+              impl.upperBound(order, pattern) + kBoundSlack <= best.eval.objective + 1e-12) {
+            return false;
+          }
           Eval e = impl.evaluate(order, pattern);
           if (e.objective > best.eval.objective + 1e-12) {
             best.order = std::move(order);
@@ -830,7 +1259,7 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
       for (auto& c : candidates) {
         std::vector<HostId> k = c.order;
         std::sort(k.begin(), k.end());
-        if (k == key && best.eval.objective > c.eval.objective) c = best;
+        if (k == key && (!c.evaluated || best.eval.objective > c.eval.objective)) c = best;
       }
     }
     std::sort(candidates.begin(), candidates.end(), better);
@@ -841,7 +1270,9 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
   for (std::size_t i = 0; i < candidates.size() && i < k; ++i) {
     PlacementOption option;
     for (HostId h : candidates[i].order) option.hosts.push_back(ix.hosts()[h].name);
-    option.score = impl.score(candidates[i].order, pattern);
+    const Candidate& c = candidates[i];
+    option.score =
+        c.eval.hasHottest ? impl.scoreOf(c.order, pattern, c.eval) : impl.score(c.order, pattern);
     answer.options.push_back(std::move(option));
   }
   if (suppressed) warnings.push_back("... and " + std::to_string(suppressed) + " more");

@@ -42,8 +42,9 @@ class PlacementIndex {
     int hcaIndex = 0;
     std::uint32_t link = 0;  ///< Topology::links() index of the CA's cable (when cabled)
     bool cabled = false;
-    DirectedLinkId tx = 0xFFFFFFFFu;  ///< CA -> leaf
-    DirectedLinkId rx = 0xFFFFFFFFu;  ///< leaf -> CA
+    DirectedLinkId tx = 0xFFFFFFFFu;         ///< CA -> leaf
+    DirectedLinkId rx = 0xFFFFFFFFu;         ///< leaf -> CA
+    std::uint32_t leafColumn = 0xFFFFFFFFu;  ///< switchColumn(leaf)
   };
   struct HostInfo {
     std::string name;
@@ -78,19 +79,76 @@ class PlacementIndex {
   /// Up-ports (towards higher levels) of a leaf switch.
   const std::vector<int>& upPorts(NodeIndex leaf) const { return upPorts_[leaf]; }
 
+  bool isSwitch(NodeIndex node) const { return isSwitch_[node] != 0; }
+  /// Position of host `h` in the canonical rank order (leaf group, block, host name).
+  std::uint32_t canonicalRank(std::uint32_t h) const { return rank_[h]; }
+
+  /// Switches are numbered 0..switchCount()-1 ("columns") for dense per-switch arrays.
+  static constexpr std::uint32_t kNoColumn = 0xFFFFFFFFu;
+  std::size_t switchCount() const { return columns_; }
+  std::uint32_t switchColumn(NodeIndex node) const {
+    return node < column_.size() ? column_[node] : kNoColumn;
+  }
+  /// One port of a switch, by column: the directed link it transmits on and what is at the other
+  /// end: a switch's column, kCaFlag | the CA's node index, or kNoColumn without a cable. 8 bytes:
+  /// route walks are memory-bound.
+  static constexpr std::uint32_t kCaFlag = 0x80000000u;
+  struct Hop {
+    DirectedLinkId tx = kNoLink;
+    std::uint32_t remote = kNoColumn;
+    bool toSwitch() const { return (remote & kCaFlag) == 0; }
+    bool toCa(NodeIndex ca) const { return remote == (kCaFlag | ca); }
+  };
+  /// Port `port` of the switch in column `col`, or null beyond its ports.
+  const Hop* hop(std::uint32_t col, int port) const {
+    std::uint32_t i = hopBase_[col] + static_cast<std::uint32_t>(port);
+    return i < hopBase_[col + 1] ? &hops_[i] : nullptr;
+  }
+  /// Fills `row` (switchCount() bytes) with every switch's egress port towards `dst`
+  /// (SwitchTable::kNoPort when none): destinationRow() for any LID.
+  void fillRow(Lid dst, std::uint8_t* row) const;
+
+  /// The egress ports of every switch towards one destination LID, contiguous (one row per host
+  /// HCA LID, one byte per switch, indexed by switchColumn()): a route walk for one destination
+  /// touches one small row instead of one table per switch. Null when the destination has no row
+  /// (not a host HCA's LID, or the fabric too large for the transposed copy, see kMaxRowBytes).
+  const std::uint8_t* destinationRow(Lid dst) const {
+    if (dst.value() >= rowOfLid_.size() || rowOfLid_[dst.value()] == kNoRow) return nullptr;
+    return rows_.data() + static_cast<std::size_t>(rowOfLid_[dst.value()]) * columns_;
+  }
+  /// Position of `dst`'s row in the copy (rows are ordered by HCA index, then LID); LIDs without
+  /// a row sort last.
+  std::uint32_t rowPosition(Lid dst) const {
+    return dst.value() < rowOfLid_.size() ? rowOfLid_[dst.value()] : kNoRow;
+  }
+  /// The egress port of switch `sw` towards `dst` (`row` = destinationRow(dst) or null), or -1
+  /// when it has none (no table, no entry, not a switch, a port beyond its ports).
+  int egressPort(NodeIndex sw, Lid dst, const std::uint8_t* row) const {
+    int port = SwitchTable::kNoPort;
+    if (row) {
+      std::uint32_t col = switchColumn(sw);
+      if (col == kNoColumn) return -1;
+      port = row[col];
+    } else {
+      const SwitchTable* t = tables_->table(sw);
+      if (!t) return -1;
+      if (dst.value() >= t->ports.size()) return -1;
+      port = t->ports[dst.value()];
+    }
+    if (port == SwitchTable::kNoPort || port >= portsOf(sw)) return -1;
+    return port;
+  }
+
   /// Follows the tables from switch `sw` to the CA `dstNode` at `dst`, calling onLink(tx link)
   /// per cable crossed. Returns the switches crossed, or -1 (no table, no entry, a port without
   /// a cable, a loop).
   template <typename F>
   int traceFromSwitch(NodeIndex sw, Lid dst, NodeIndex dstNode, F&& onLink) const {
+    const std::uint8_t* row = destinationRow(dst);
     NodeIndex cur = sw;
     for (int switches = 1; switches <= kMaxSwitchHops; ++switches) {
-      const SwitchTable* t = tables_->table(cur);
-      if (!t) return -1;
-      std::uint16_t lid = dst.value();
-      if (lid >= t->ports.size() || t->ports[lid] == SwitchTable::kNoPort) return -1;
-      int port = t->ports[lid];
-      if (port >= portsOf(cur)) return -1;
+      int port = egressPort(cur, dst, row);
+      if (port < 0) return -1;
       const Slot& s = slot(cur, port);
       if (s.tx == kNoLink) return -1;
       onLink(s.tx);
@@ -101,6 +159,8 @@ class PlacementIndex {
     return -1;
   }
   static constexpr int kMaxSwitchHops = 32;
+  /// Largest transposed table built (host HCA LIDs x switches, one byte each).
+  static constexpr std::size_t kMaxRowBytes = std::size_t{64} << 20;
 
  private:
   TopologyPtr topology_;
@@ -112,6 +172,14 @@ class PlacementIndex {
   std::vector<char> isSwitch_;
   std::vector<std::vector<int>> upPorts_;
   double reference_ = 1.0;
+  std::vector<std::uint32_t> rank_;  ///< per host
+  static constexpr std::uint32_t kNoRow = 0xFFFFFFFFu;
+  std::vector<std::uint32_t> column_;    ///< per node: switch column, kNoRow for CAs
+  std::vector<std::uint32_t> rowOfLid_;  ///< per LID: row, kNoRow when none
+  std::size_t columns_ = 0;
+  std::vector<std::uint8_t> rows_;      ///< rows x columns_ egress ports
+  std::vector<std::uint32_t> hopBase_;  ///< per column (+1 at the end): first index in hops_
+  std::vector<Hop> hops_;
 };
 using PlacementIndexPtr = std::shared_ptr<const PlacementIndex>;
 
@@ -122,6 +190,9 @@ struct PlacementLimits {
   std::size_t maxWarnings = 32;
   /// Hottest links reported per option.
   std::size_t hottestLinks = 3;
+  /// Skip the exact evaluation of a candidate whose cheap upper bound cannot reach the best
+  /// ones (same answer; false evaluates every candidate exactly, for tests).
+  bool pruneByBound = true;
 };
 
 class PlacementEngine {
@@ -145,6 +216,8 @@ class PlacementEngine {
   PlacementIndexPtr index_;
   std::shared_ptr<const LinkLoadModel> load_;
   PlacementLimits limits_;
+  std::vector<double> residual_;     ///< per directed link, from load_
+  std::vector<double> utilization_;  ///< per directed link, from load_
 };
 
 /// One-shot: builds the index and the engine, then places. Throws PlacementError.

@@ -1,0 +1,269 @@
+// The placement engine's fast paths against straightforward computations: the merged alltoall
+// evaluation against tracing every (source, destination) flow hop by hop on the raw tables, and
+// the bound-pruned search against evaluating every candidate exactly.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include "discovery/net_topology.h"
+#include "discovery/topogen.h"
+#include "routing/link_load.h"
+#include "routing/placement_engine.h"
+#include "routing/synthetic_tables.h"
+
+namespace ibfabric::routing {
+namespace {
+
+struct Fabric {
+  TopologyPtr topo;
+  ForwardingTablesPtr tables;
+};
+
+Fabric makeFabric(const std::string& preset, const TopoOptions& o) {
+  NetFabric net = generateTopology(preset, o).fabric;
+  assignSequentialLids(net);
+  net.reindex();
+  Fabric f;
+  f.topo = topologyFromNetFabric(net, "memory");
+  f.tables = computeShortestPathTables(f.topo);
+  return f;
+}
+
+Fabric twoLevel() {
+  TopoOptions o;
+  o.leaves = 4;
+  o.spines = 2;
+  o.hostsPerLeaf = 4;
+  return makeFabric("two-level", o);
+}
+
+Fabric superpod2() {
+  TopoOptions o;
+  o.sus = 2;
+  return makeFabric("superpod", o);
+}
+
+Fabric threeLevel() {
+  TopoOptions o;
+  o.pods = 3;
+  o.leavesPerPod = 2;
+  o.spinesPerPod = 2;
+  o.cores = 4;
+  o.hostsPerLeaf = 3;
+  o.hcasPerHost = 2;
+  return makeFabric("three-level", o);
+}
+
+/// The alltoall of `hosts` computed the obvious way: every ordered pair of HCAs of one rail,
+/// walked cable by cable from the source CA's port on the switches' LFTs.
+struct Reference {
+  std::map<std::pair<std::uint64_t, int>, int> flows;  // (sender GUID, sender port) -> flows
+  double bottleneck = 0;
+  int maxHops = 0;
+  int unrouted = 0;
+};
+
+Reference referenceAllToAll(const Fabric& f, const LinkLoadModel& load,
+                            const std::vector<std::string>& hosts) {
+  const Topology& t = *f.topo;
+  struct End {
+    PortRef port;
+    Lid lid;
+  };
+  std::map<int, std::vector<End>> rails;
+  for (const auto& name : hosts) {
+    const Host* h = t.findHost(name);
+    for (std::size_t i = 0; i < h->hcas.size(); ++i) {
+      const Node& ca = t.node(h->hcas[i]);
+      int rail = ca.hcaIndex < 0 ? static_cast<int>(i) : ca.hcaIndex;
+      for (std::size_t p = 1; p < ca.ports.size(); ++p) {
+        if (ca.ports[p] && ca.ports[p]->remote) {
+          rails[rail].push_back(
+              End{PortRef{ca.index, PortNum(static_cast<std::uint8_t>(p))}, ca.ports[p]->lid});
+          break;
+        }
+      }
+    }
+  }
+  Reference r;
+  std::map<DirectedLinkId, int> byLink;
+  for (const auto& [rail, ends] : rails) {
+    for (const End& src : ends) {
+      for (const End& dst : ends) {
+        if (src.port.node == dst.port.node) continue;
+        PortRef cur = src.port;
+        int switches = 0;
+        bool routed = false;
+        while (switches <= 64) {
+          ++byLink[*load.transmitting(cur)];
+          PortRef next = *t.port(cur.node, cur.port)->remote;
+          if (next.node == dst.port.node) {
+            routed = true;
+            break;
+          }
+          ++switches;
+          const SwitchTable* table = f.tables->table(next.node);
+          if (!table || !table->egress(dst.lid)) break;
+          cur = PortRef{next.node, *table->egress(dst.lid)};
+        }
+        if (routed) {
+          r.maxHops = std::max(r.maxHops, switches);
+        } else {
+          ++r.unrouted;
+        }
+      }
+    }
+  }
+  r.bottleneck = std::numeric_limits<double>::infinity();
+  for (const auto& [d, n] : byLink) {
+    r.bottleneck = std::min(r.bottleneck, load.at(d).residualBytesPerSecond() / n);
+    PortRef s = load.sender(d);
+    r.flows[{t.node(s.node).guid.value(), s.port.value()}] = n;
+  }
+  if (r.unrouted > 0) r.bottleneck = 0;
+  return r;
+}
+
+std::shared_ptr<LinkLoadModel> randomLoad(const Fabric& f, std::mt19937& rng) {
+  auto load = std::make_shared<LinkLoadModel>(f.topo);
+  std::uniform_real_distribution<double> util(0.0, 0.9);
+  for (DirectedLinkId d = 0; d < load->size(); ++d) load->setUtilization(d, util(rng));
+  return load;
+}
+
+std::vector<std::string> randomHosts(const Fabric& f, std::mt19937& rng, std::size_t maxHosts) {
+  std::vector<std::string> all;
+  for (const auto& h : f.topo->hosts()) all.push_back(h.name);
+  std::shuffle(all.begin(), all.end(), rng);
+  std::uniform_int_distribution<std::size_t> size(2, std::min(maxHosts, all.size()));
+  all.resize(size(rng));
+  return all;
+}
+
+void expectSameAsReference(const Fabric& f, const LinkLoadModel& load,
+                           const std::shared_ptr<const PlacementIndex>& index,
+                           const std::vector<std::string>& hosts) {
+  PlacementLimits limits;
+  limits.hottestLinks = 1u << 20;  // every link the job crosses, with its flows
+  PlacementEngine engine(index, std::make_shared<const LinkLoadModel>(load), limits);
+  PlacementScore s = engine.score(hosts, CommPattern::kAllToAll);
+  Reference r = referenceAllToAll(f, load, hosts);
+  EXPECT_DOUBLE_EQ(s.bottleneckBytesPerSecond, r.bottleneck);
+  EXPECT_EQ(s.maxHops, r.maxHops);
+  std::map<std::pair<std::uint64_t, int>, int> flows;
+  for (const LinkLoad& l : s.hottestLinks) flows[{l.fromGuid, l.fromPort}] = l.jobFlows;
+  EXPECT_EQ(flows, r.flows);
+  EXPECT_EQ(s.explanation.find("no route") != std::string::npos, r.unrouted > 0);
+}
+
+TEST(PlacementAllToAll, MergedEvaluationEqualsTracingEveryFlow) {
+  std::mt19937 rng(7);
+  for (const Fabric& f : {twoLevel(), superpod2(), threeLevel()}) {
+    auto index = std::make_shared<const PlacementIndex>(f.topo, f.tables);
+    for (int trial = 0; trial < 25; ++trial) {
+      SCOPED_TRACE("fabric of " + std::to_string(f.topo->hosts().size()) + " hosts, trial " +
+                   std::to_string(trial));
+      auto load = randomLoad(f, rng);
+      expectSameAsReference(f, *load, index, randomHosts(f, rng, 24));
+    }
+  }
+}
+
+TEST(PlacementAllToAll, TwoLeavesByHand) {
+  // 2 leaves x 2 hosts, one spine, idle: each leaf up-link carries 2 sources x 2 destinations.
+  TopoOptions o;
+  o.leaves = 2;
+  o.spines = 1;
+  o.hostsPerLeaf = 2;
+  Fabric f = makeFabric("two-level", o);
+  auto index = std::make_shared<const PlacementIndex>(f.topo, f.tables);
+  PlacementLimits limits;
+  limits.hottestLinks = 100;
+  PlacementEngine engine(index, nullptr, limits);
+  std::vector<std::string> hosts;
+  for (const auto& h : f.topo->hosts()) hosts.push_back(h.name);
+  PlacementScore s = engine.score(hosts, CommPattern::kAllToAll);
+  // 4 HCA links x 2 directions with 3 flows each, 2 up-links x 2 directions with 4 flows each.
+  std::multiset<int> flows;
+  for (const LinkLoad& l : s.hottestLinks) flows.insert(l.jobFlows);
+  EXPECT_EQ(flows, (std::multiset<int>{3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4}));
+  EXPECT_DOUBLE_EQ(s.bottleneckBytesPerSecond, 200e9 / 8 / 4);
+  EXPECT_EQ(s.maxHops, 3);
+}
+
+TEST(PlacementAllToAll, MissingRouteIsReportedLikeTheReference) {
+  Fabric f = superpod2();
+  // Drop one destination LID from the table of the switch in front of it: no flow reaches it.
+  const Host& victim = f.topo->hosts().back();
+  const Port* hcaPort = f.topo->port(victim.hcas.front(), PortNum(1));
+  Lid lid = hcaPort->lid;
+  std::vector<std::optional<SwitchTable>> byNode(f.topo->nodes().size());
+  for (const auto& n : f.topo->nodes()) {
+    if (const SwitchTable* t = f.tables->table(n.index)) byNode[n.index] = *t;
+  }
+  ASSERT_TRUE(byNode[hcaPort->remote->node]);
+  byNode[hcaPort->remote->node]->ports[lid.value()] = SwitchTable::kNoPort;
+  Fabric broken{f.topo,
+                std::make_shared<const ForwardingTables>(f.topo, std::move(byNode), "test")};
+  auto index = std::make_shared<const PlacementIndex>(broken.topo, broken.tables);
+  std::vector<std::string> hosts;
+  for (const auto& h : f.topo->hosts()) hosts.push_back(h.name);
+  LinkLoadModel idle(f.topo);
+  expectSameAsReference(broken, idle, index, hosts);
+  PlacementEngine engine(index, nullptr);
+  EXPECT_EQ(engine.score(hosts, CommPattern::kAllToAll).bottleneckBytesPerSecond, 0.0);
+}
+
+TEST(PlacementAllToAll, BoundPruningGivesTheSameAnswer) {
+  std::mt19937 rng(11);
+  for (const Fabric& f : {superpod2(), threeLevel(), twoLevel()}) {
+    auto index = std::make_shared<const PlacementIndex>(f.topo, f.tables);
+    for (int trial = 0; trial < 6; ++trial) {
+      auto load = randomLoad(f, rng);
+      PlacementRequest r;
+      r.pattern = trial % 3 == 2 ? CommPattern::kRingAllreduce : CommPattern::kAllToAll;
+      r.alternatives = 1 + trial % 4;
+      std::vector<std::string> free = randomHosts(f, rng, f.topo->hosts().size());
+      r.hosts = static_cast<int>(std::clamp<std::size_t>(free.size() / 2, 2, 12));
+      if (trial % 2) r.candidates = free;
+      PlacementLimits exhaustive, pruned;
+      exhaustive.improvementWork = pruned.improvementWork = 1ull << 40;  // never the limit
+      exhaustive.pruneByBound = false;
+      PlacementAnswer a = PlacementEngine(index, load, pruned).place(r);
+      PlacementAnswer b = PlacementEngine(index, load, exhaustive).place(r);
+      SCOPED_TRACE("trial " + std::to_string(trial));
+      ASSERT_EQ(a.options.size(), b.options.size());
+      for (std::size_t i = 0; i < a.options.size(); ++i) {
+        EXPECT_EQ(a.options[i].hosts, b.options[i].hosts);
+        EXPECT_EQ(a.options[i].score.objective, b.options[i].score.objective);
+      }
+    }
+  }
+}
+
+TEST(PlacementAllToAll, IndexRowsMatchTheTables) {
+  Fabric f = threeLevel();
+  PlacementIndex index(f.topo, f.tables);
+  for (const auto& h : index.hosts()) {
+    for (const auto& hca : h.hcas) {
+      const std::uint8_t* row = index.destinationRow(hca.lid);
+      ASSERT_NE(row, nullptr);
+      for (const auto& n : f.topo->nodes()) {
+        const SwitchTable* t = f.tables->table(n.index);
+        if (!t) continue;
+        auto egress = t->egress(hca.lid);
+        EXPECT_EQ(index.egressPort(n.index, hca.lid, row),
+                  egress ? static_cast<int>(egress->value()) : -1);
+        EXPECT_EQ(index.egressPort(n.index, hca.lid, nullptr),
+                  egress ? static_cast<int>(egress->value()) : -1);
+      }
+    }
+  }
+  EXPECT_EQ(index.destinationRow(Lid(60000)), nullptr);
+}
+
+}  // namespace
+}  // namespace ibfabric::routing
