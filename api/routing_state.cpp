@@ -39,6 +39,9 @@ RoutesUpdate updateRoutes(CounterSource& source, const TopologyPtr& topology,
   u.attempted = true;
   if (u.forwarding == previous && previousAnalysis) {
     u.analysis = previousAnalysis;
+  } else if (previous && previousAnalysis && previous->topology() == u.forwarding->topology() &&
+             routing::tableDifferences(*previous, *u.forwarding, 1).empty()) {
+    u.analysis = previousAnalysis;  // only the per-switch read status changed
   } else {
     u.analysis = analyzeRoutes(*u.forwarding);
     const auto& v = u.analysis->validation;
