@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 cli="$root/build/ibfabric"
-bench="$root/build/bench/lft_refresh_bench"
+bench="$root/build/lft_refresh_bench"
 for f in "$cli" "$bench"; do
   [ -x "$f" ] || { echo "missing $f: ./scripts/build.sh release" >&2; exit 2; }
 done
