@@ -200,7 +200,7 @@ std::vector<LftReader::Outcome> LftReader::readSwitches(const TopologyPtr& topol
     st.readFailed += !o.table;
   }
   if (!which.empty()) {
-    spdlog::info(
+    spdlog::debug(
         "LFT read: {} of {} switch(es) unreachable by LID tried by directed route, {} read",
         which.size(), switches.size(), st.readByDirectRoute);
   }
