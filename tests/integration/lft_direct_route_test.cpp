@@ -84,10 +84,17 @@ TEST(LftDirectRouteSim, SwitchUnreachableByLidIsReadByDirectRouteInDaemonAndCli)
   auto v = get("/api/v1/routing/validation");
   EXPECT_EQ(v["switches_with_tables"], 6) << v.dump(2);
   EXPECT_EQ(v["table_status"]["direct_route"], 1) << v.dump(2);
-  auto m = c.Get("/metrics");
-  ASSERT_TRUE(m);
-  EXPECT_NE(m->body.find("ibfabric_lft_switches_direct_route 1"), std::string::npos);
-  EXPECT_NE(m->body.find("ibfabric_lft_switches{state=\"ok\"} 6"), std::string::npos);
+  // /metrics is rendered in the background: it shows the new state within a few renders.
+  std::string metrics;
+  EXPECT_TRUE(waitFor(
+      [&] {
+        auto m = c.Get("/metrics");
+        metrics = m && m->status == 200 ? m->body : "";
+        return metrics.find("ibfabric_lft_switches_direct_route 1") != std::string::npos;
+      },
+      30s, 100ms))
+      << metrics;
+  EXPECT_NE(metrics.find("ibfabric_lft_switches{state=\"ok\"} 6"), std::string::npos) << metrics;
   EXPECT_EQ(daemon.signalAndWait(SIGTERM, 20s), 0) << daemon.log();
 
   // The CLI's full read falls back the same way; with dleaf1's table read, the validation
