@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "api/json_views.h"
+#include "api/lft_status.h"
 #include "routing/route_query.h"
 
 namespace ibfabric::api {
@@ -116,6 +117,7 @@ json validationJson(const Topology& t, const routing::ForwardingTables& tables,
           {"switches_with_tables", tables.switchesWithTables()},
           {"switches", t.switchCount()},
           {"table_failures", tables.failures},
+          {"table_status", tableStatusJson(t, tables, std::nullopt, true)},
           {"pairs_checked", v.pairsChecked},
           {"pairs_ok", v.pairsOk},
           {"loops", v.loops},
@@ -151,6 +153,7 @@ json balanceJson(const Topology& t, const std::vector<routing::LeafBalance>& bal
 }
 
 void registerRoutingEndpoints(httplib::Server& svr, FabricService& service) {
+  registerLftStatusEndpoint(svr, service);
   svr.Get("/api/v1/routes", [&service](const Request& req, Response& res) {
     if (!req.has_param("src") || !req.has_param("dst")) {
       return sendError(res, 400, "give src and dst (a host, an HCA, a GUID or a LID)");

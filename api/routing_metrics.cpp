@@ -60,6 +60,7 @@ void addRoutingMetrics(prometheus::Registry& registry, const ServiceState& s,
       .Register(registry)
       .Add({})
       .Set(static_cast<double>(s.forwarding->failures.size()));
+  addLftStatusMetrics(registry, *s.forwarding);
 }
 
 }  // namespace ibfabric::api

@@ -39,15 +39,20 @@ RoutesUpdate updateRoutes(CounterSource& source, const TopologyPtr& topology,
   u.attempted = true;
   if (u.forwarding == previous && previousAnalysis) {
     u.analysis = previousAnalysis;
+  } else if (previous && previousAnalysis && previous->topology() == u.forwarding->topology() &&
+             routing::tableDifferences(*previous, *u.forwarding, 1).empty()) {
+    u.analysis = previousAnalysis;  // only the per-switch read status changed
   } else {
     u.analysis = analyzeRoutes(*u.forwarding);
     const auto& v = u.analysis->validation;
     spdlog::info(
-        "routes: tables from {} ({}): {} switches, {} unread; {} pairs, {} loops, {} black holes, "
-        "{} missing tables; max leaf imbalance {:.2f}; validated in {:.3f} s",
+        "routes: tables from {} ({}): {} switches, {} unread, {} by directed route; {} pairs, {} "
+        "loops, {} black holes, {} missing tables; max leaf imbalance {:.2f}; validated in {:.3f} "
+        "s",
         u.forwarding->source(), u.reason, u.forwarding->switchesWithTables(),
-        u.forwarding->failures.size(), v.pairsChecked, v.loops, v.blackHoles, v.missingTables,
-        u.analysis->maxImbalance, std::chrono::duration<double>(u.analysis->analysisTime).count());
+        u.forwarding->failures.size(), u.forwarding->switchesReadByDirectRoute(), v.pairsChecked,
+        v.loops, v.blackHoles, v.missingTables, u.analysis->maxImbalance,
+        std::chrono::duration<double>(u.analysis->analysisTime).count());
   }
   u.took =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);

@@ -59,6 +59,10 @@ void applyRoutesUpdate(ServiceState& state, const RoutesUpdate& update);
 void addRoutingMetrics(prometheus::Registry& registry, const ServiceState& state,
                        prometheus::Family<prometheus::Gauge>& collectorSuccess);
 
+/// Per-switch table freshness (api/lft_status_metrics.cpp): ibfabric_lft_switches{state},
+/// ibfabric_lft_switches_direct_route, ibfabric_lft_refresh_duration_seconds.
+void addLftStatusMetrics(prometheus::Registry& registry, const routing::ForwardingTables& tables);
+
 /// Analysis of a set of tables against their own topology.
 std::shared_ptr<const RoutingAnalysis> analyzeRoutes(const routing::ForwardingTables& tables);
 

@@ -15,14 +15,18 @@ class UmadCounterSource final : public CounterSource {
  public:
   explicit UmadCounterSource(const UmadCounterOptions& options)
       : transport_(mad::UmadTransport::Options{
-            options.ca, options.caPort, {mad::MgmtClass::kSubnLid, mad::MgmtClass::kPerfMgt}}) {
+            options.ca,
+            options.caPort,
+            {mad::MgmtClass::kSubnLid, mad::MgmtClass::kPerfMgt, mad::MgmtClass::kSubnDirected}}) {
     std::string error;
     if (!transport_.open(error)) throw SweepError("cannot open umad: " + error);
     engine_ = std::make_unique<mad::MadEngine>(transport_, clock_, options.engine);
     telemetry::SweepOptions sweep = options.sweep;
     sweep.samplesControlAvoid.insert({transport_.smLid(), transport_.localLid()});
     sweeper_ = std::make_unique<telemetry::CounterSweeper>(*engine_, clock_, std::move(sweep));
-    lfts_ = std::make_unique<routing::LftReader>(*engine_, clock_);
+    routing::LftReaderOptions lo;
+    lo.localPort = transport_.localPortGuid();  // directed-route fallback starts here
+    lfts_ = std::make_unique<routing::LftReader>(*engine_, clock_, lo);
   }
   ~UmadCounterSource() override {
     lfts_.reset();

@@ -4,6 +4,18 @@
 
 namespace ibfabric::routing {
 
+const char* toString(TableState state) {
+  switch (state) {
+    case TableState::kOk:
+      return "ok";
+    case TableState::kStale:
+      return "stale";
+    case TableState::kMissing:
+      return "missing";
+  }
+  return "unknown";
+}
+
 ForwardingTablesPtr rebaseTables(const ForwardingTables& tables, TopologyPtr topology) {
   std::vector<std::optional<SwitchTable>> byNode(topology ? topology->nodes().size() : 0);
   std::vector<std::string> failures = tables.failures;
@@ -20,6 +32,17 @@ ForwardingTablesPtr rebaseTables(const ForwardingTables& tables, TopologyPtr top
   out->readTime = tables.readTime;
   out->madsUsed = tables.madsUsed;
   out->failures = std::move(failures);
+  out->refreshTime = tables.refreshTime;
+  out->refreshMads = tables.refreshMads;
+  out->fullRead = tables.fullRead;
+  if (out->topology() && tables.topology()) {
+    for (const SwitchTableStatus& s : tables.switchStatus) {
+      const Node* now = out->topology()->findNode(tables.topology()->node(s.node).guid);
+      if (!now || !now->isSwitch()) continue;
+      out->switchStatus.push_back(s);
+      out->switchStatus.back().node = now->index;
+    }
+  }
   return out;
 }
 

@@ -31,6 +31,30 @@ struct SwitchTable {
   }
 };
 
+/// How fresh the table a snapshot holds for one switch is.
+enum class TableState : std::uint8_t {
+  kOk,       ///< Read (or confirmed by a probe) in the latest refresh.
+  kStale,    ///< The latest read failed; an older good table is kept.
+  kMissing,  ///< Never read successfully: no table.
+};
+const char* toString(TableState state);
+
+/// Per-switch read status, kept by LftReader (empty for sources that do not track it).
+struct SwitchTableStatus {
+  NodeIndex node = kNoNode;
+  TableState state = TableState::kOk;
+  /// The table held was read with directed-route SMPs (LID-routed reads failed).
+  bool directRoute = false;
+  /// When the table held was read (epoch 0: none).
+  std::chrono::system_clock::time_point tableReadAt{};
+  /// Since when reads of this switch fail (epoch 0: they do not).
+  std::chrono::system_clock::time_point failingSince{};
+  int consecutiveFailures = 0;
+  /// When a failing switch is tried again (epoch 0: not failing).
+  std::chrono::system_clock::time_point nextRetry{};
+  std::string lastError;  ///< The latest failure, empty when not failing.
+};
+
 class ForwardingTables {
  public:
   ForwardingTables() = default;
@@ -57,6 +81,26 @@ class ForwardingTables {
   std::uint64_t madsUsed = 0;
   /// Switches whose table could not be read (by description, with the reason).
   std::vector<std::string> failures;
+  /// One entry per switch of the topology, in node order (LftReader); empty otherwise.
+  std::vector<SwitchTableStatus> switchStatus;
+  /// The refresh that produced this snapshot (LftReader::refresh): its duration and MADs, and
+  /// whether it was a full read (readTime and madsUsed are those of the last full read).
+  std::chrono::nanoseconds refreshTime{0};
+  std::uint64_t refreshMads = 0;
+  bool fullRead = true;
+
+  /// Switches in `state` according to switchStatus.
+  std::size_t switchesIn(TableState state) const {
+    std::size_t n = 0;
+    for (const auto& s : switchStatus) n += s.state == state;
+    return n;
+  }
+  /// Switches whose table held was read by directed route.
+  std::size_t switchesReadByDirectRoute() const {
+    std::size_t n = 0;
+    for (const auto& s : switchStatus) n += s.state != TableState::kMissing && s.directRoute;
+    return n;
+  }
 
  private:
   TopologyPtr topology_;

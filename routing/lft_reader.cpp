@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
+#include "discovery/topology_delta.h"
+#include "routing/directed_paths.h"
 #include "telemetry/smp_attributes.h"
 
 namespace ibfabric::routing {
@@ -20,7 +23,7 @@ std::string nodeName(const Node& n) {
   return "\"" + n.description + "\" (" + toString(n.guid) + ")";
 }
 
-std::string failureText(const Node& n, std::string_view what, const MadResult& r) {
+std::string failureText(std::string_view what, const MadResult& r) {
   char buf[200];
   if (r.ok()) {
     std::snprintf(buf, sizeof buf, "%.*s: MAD status 0x%04x", static_cast<int>(what.size()),
@@ -29,7 +32,7 @@ std::string failureText(const Node& n, std::string_view what, const MadResult& r
     std::snprintf(buf, sizeof buf, "%.*s: %s after %d send%s", static_cast<int>(what.size()),
                   what.data(), mad::toString(r.outcome), r.attempts, r.attempts == 1 ? "" : "s");
   }
-  return nodeName(n) + " " + buf;
+  return buf;
 }
 
 bool good(const MadResult& r) { return r.ok() && mad::madStatus(r.reply) == 0; }
@@ -38,91 +41,295 @@ std::uint32_t blockCount(std::uint16_t linearFdbTop) {
   return linearFdbTop / mad::LinearForwardingBlock::kLidsPerBlock + 1u;
 }
 
+/// Switches, cables, port states or LIDs differ: the SM reroutes, so everything is re-read.
+bool shapeChanged(const TopologyPtr& before, const TopologyPtr& after) {
+  const TopologyDelta d(before, after);
+  return !d.nodesAdded().empty() || !d.nodesRemoved().empty() || !d.linksAdded().empty() ||
+         !d.linksRemoved().empty() || !d.linksChanged().empty() || !d.lidsChanged().empty();
+}
+
+std::string timeText(std::chrono::system_clock::time_point t) {
+  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 }  // namespace
 
-LftReader::LftReader(mad::MadEngine& engine, const mad::Clock& clock)
-    : engine_(engine), clock_(clock) {}
+LftReader::LftReader(mad::MadEngine& engine, const mad::Clock& clock, LftReaderOptions options)
+    : engine_(engine), clock_(clock), options_(std::move(options)) {}
 
-ForwardingTablesPtr LftReader::read(TopologyPtr topology) {
-  const auto start = clock_.now();
-  std::vector<std::optional<SwitchTable>> byNode(topology->nodes().size());
-  std::vector<std::string> failures;
-  std::uint64_t mads = 0;
+std::chrono::system_clock::time_point LftReader::wallNow() const {
+  return options_.wallClock ? options_.wallClock() : std::chrono::system_clock::now();
+}
 
-  // 1. SwitchInfo of every switch with a LID.
-  std::vector<NodeIndex> switches;
-  std::vector<MadRequest> requests;
-  for (const Node& n : topology->nodes()) {
-    if (!n.isSwitch()) continue;
-    if (n.lid().value() == 0) {
-      failures.push_back(nodeName(n) + " has no LID");
-      continue;
-    }
-    switches.push_back(n.index);
-    requests.push_back(MadRequest{mad::smpAddress(n.lid()), mad::buildSwitchInfoGet(), {}});
+mad::Clock::duration LftReader::backoff(int failures) const {
+  auto d = options_.retryBackoff;
+  for (int i = 1; i < failures && d < options_.maxRetryBackoff; ++i) d *= 2;
+  return std::min(d, options_.maxRetryBackoff);
+}
+
+const std::vector<std::optional<mad::DirectedPath>>& LftReader::pathsFor(
+    const TopologyPtr& topology) {
+  if (pathsTopology_ != topology) {
+    paths_ = options_.localPort.value() != 0 ? directedPaths(*topology, options_.localPort)
+                                             : std::vector<std::optional<mad::DirectedPath>>{};
+    pathsTopology_ = topology;
   }
+  return paths_;
+}
+
+void LftReader::readPass(const Topology& topology, const std::vector<NodeIndex>& switches,
+                         const std::vector<std::size_t>& which,
+                         const std::vector<std::optional<mad::DirectedPath>>* paths,
+                         std::vector<Outcome>& out, LftRefreshStats& st) {
+  if (which.empty()) return;
+  auto request = [&](std::size_t i, const mad::MadBuffer& lidRouted) {
+    const Node& n = topology.node(switches[i]);
+    if (!paths) return MadRequest{mad::smpAddress(n.lid()), lidRouted, {}};
+    return MadRequest{
+        mad::directedRouteAddress(), mad::toDirectedRoute(lidRouted, *(*paths)[n.index]), {}};
+  };
+  const std::string how =
+      paths ? "by directed route " : std::string();  // prefix of this pass's error texts
+  // 1. SwitchInfo.
+  std::vector<MadRequest> requests;
+  for (std::size_t i : which) requests.push_back(request(i, mad::buildSwitchInfoGet()));
   auto infos = engine_.run(std::move(requests));
-  for (const auto& r : infos) mads += static_cast<std::uint64_t>(r.attempts);
+  for (const auto& r : infos) st.readMads += static_cast<std::uint64_t>(r.attempts);
 
   // 2. LFT blocks of every switch that answered.
   struct BlockRef {
-    NodeIndex sw;
+    std::size_t i;
     std::uint32_t block;
   };
   std::vector<BlockRef> refs;
+  std::vector<std::optional<SwitchTable>> tables(switches.size());
+  std::vector<std::string> errors(switches.size());
+  std::vector<bool> answered(switches.size(), false);
   requests.clear();
-  for (std::size_t i = 0; i < switches.size(); ++i) {
-    const Node& n = topology->node(switches[i]);
-    if (!good(infos[i])) {
-      failures.push_back(failureText(n, "SwitchInfo", infos[i]));
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    const std::size_t i = which[k];
+    const Node& n = topology.node(switches[i]);
+    answered[i] = infos[k].ok();
+    if (!good(infos[k])) {
+      errors[i] = how + failureText("SwitchInfo", infos[k]);
       continue;
     }
-    const auto info = mad::decodeSwitchInfo(infos[i].reply);
+    const auto info = mad::decodeSwitchInfo(infos[k].reply);
     SwitchTable t;
     t.switchGuid = n.guid;
     t.switchLid = n.lid();
     t.linearFdbTop = info.linearFdbTop;
     t.ports.assign(static_cast<std::size_t>(info.linearFdbTop) + 1, SwitchTable::kNoPort);
-    byNode[n.index] = std::move(t);
+    tables[i] = std::move(t);
     for (std::uint32_t b = 0; b < blockCount(info.linearFdbTop); ++b) {
-      refs.push_back({n.index, b});
-      requests.push_back(
-          MadRequest{mad::smpAddress(n.lid()), mad::buildLinearForwardingTableGet(b), {}});
+      refs.push_back({i, b});
+      requests.push_back(request(i, mad::buildLinearForwardingTableGet(b)));
     }
   }
   auto blocks = engine_.run(std::move(requests));
-  std::vector<bool> failed(byNode.size(), false);
-  for (std::size_t i = 0; i < refs.size(); ++i) {
-    const auto& r = blocks[i];
-    mads += static_cast<std::uint64_t>(r.attempts);
-    const NodeIndex sw = refs[i].sw;
-    if (failed[sw]) continue;
+  for (std::size_t k = 0; k < refs.size(); ++k) {
+    const auto& r = blocks[k];
+    st.readMads += static_cast<std::uint64_t>(r.attempts);
+    const std::size_t i = refs[k].i;
+    if (!errors[i].empty()) continue;
     if (!good(r)) {
-      failed[sw] = true;
-      failures.push_back(
-          failureText(topology->node(sw), "LFT block " + std::to_string(refs[i].block), r));
+      answered[i] = r.ok();
+      errors[i] = how + failureText("LFT block " + std::to_string(refs[k].block), r);
       continue;
     }
     const auto block = mad::decodeLinearForwardingBlock(r.reply);
-    auto& ports = byNode[sw]->ports;
-    const std::size_t base = std::size_t{refs[i].block} * mad::LinearForwardingBlock::kLidsPerBlock;
-    for (std::size_t k = 0; k < block.ports.size() && base + k < ports.size(); ++k) {
-      ports[base + k] = block.ports[k];
+    auto& ports = tables[i]->ports;
+    const std::size_t base = std::size_t{refs[k].block} * mad::LinearForwardingBlock::kLidsPerBlock;
+    for (std::size_t e = 0; e < block.ports.size() && base + e < ports.size(); ++e) {
+      ports[base + e] = block.ports[e];
     }
   }
-  for (std::size_t i = 0; i < failed.size(); ++i) {
-    if (failed[i]) byNode[i].reset();  // a partial table would invent black holes
+  for (std::size_t i : which) {
+    Outcome& o = out[i];
+    if (errors[i].empty()) {
+      o.table = std::move(tables[i]);  // never a partial table: only when every block came
+      o.directRoute = paths != nullptr;
+      o.answered = true;
+      o.error.clear();
+    } else {
+      o.answered = answered[i];
+      o.error = o.error.empty() ? errors[i] : o.error + "; " + errors[i];
+    }
   }
+}
 
-  auto out = std::make_shared<ForwardingTables>(std::move(topology), std::move(byNode), "mad");
-  out->readTime = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.now() - start);
-  out->madsUsed = mads;
-  out->failures = std::move(failures);
-  if (!out->failures.empty()) {
-    spdlog::debug("LFT read: {} switch(es) without a table, first: {}", out->failures.size(),
-                  out->failures.front());
+std::vector<LftReader::Outcome> LftReader::readSwitches(const TopologyPtr& topology,
+                                                        const std::vector<NodeIndex>& switches,
+                                                        LftRefreshStats& st) {
+  std::vector<Outcome> out(switches.size());
+  st.switchesRead += switches.size();
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < switches.size(); ++i) {
+    if (topology->node(switches[i]).lid().value() == 0) {
+      out[i].error = "has no LID";
+    } else {
+      which.push_back(i);
+    }
+  }
+  readPass(*topology, switches, which, nullptr, out, st);
+
+  // Directed-route fallback for the switches LID routing did not reach.
+  which.clear();
+  const bool fallback = options_.localPort.value() != 0;
+  const auto& paths = fallback ? pathsFor(topology) : paths_;
+  for (std::size_t i = 0; i < switches.size(); ++i) {
+    Outcome& o = out[i];
+    if (o.table || o.answered || !fallback) continue;  // a MAD error is an answer: no fallback
+    if (paths.empty()) {
+      o.error += "; no directed route (our port " + toString(options_.localPort) +
+                 " is not in the topology)";
+    } else if (!paths[switches[i]]) {
+      o.error += "; no directed route (no path of up cables from our port)";
+    } else {
+      which.push_back(i);
+    }
+  }
+  readPass(*topology, switches, which, fallback ? &paths : nullptr, out, st);
+  for (const Outcome& o : out) {
+    st.readByDirectRoute += o.table && o.directRoute;
+    st.readFailed += !o.table;
+  }
+  if (!which.empty()) {
+    spdlog::debug(
+        "LFT read: {} of {} switch(es) unreachable by LID tried by directed route, {} read",
+        which.size(), switches.size(), st.readByDirectRoute);
   }
   return out;
+}
+
+void LftReader::record(const Node& n, Outcome& o) {
+  Memory& m = memory_[n.guid];
+  if (o.table) {
+    m.table = std::move(o.table);
+    m.directRoute = o.directRoute;
+    m.readAt = wallNow();
+    m.failures = 0;
+    m.failingSince = {};
+    m.retryAt = {};
+    m.lastError.clear();
+    return;
+  }
+  if (m.failures == 0) m.failingSince = wallNow();
+  ++m.failures;
+  m.retryAt = clock_.now() + backoff(m.failures);
+  m.lastError = o.error;
+}
+
+void LftReader::seed(const ForwardingTables& previous) {
+  // Tables that did not come from this reader (another reader's, or a restarted source): taken
+  // as good now; their switches without a table are due for a read.
+  memory_.clear();
+  const auto now = wallNow();
+  for (const Node& n : previous.topology()->nodes()) {
+    if (!n.isSwitch()) continue;
+    Memory& m = memory_[n.guid];
+    if (const SwitchTable* t = previous.table(n.index)) {
+      m.table = *t;
+      m.readAt = now;
+    } else {
+      m.failures = 1;
+      m.failingSince = now;
+      m.retryAt = clock_.now();
+      m.lastError = "no table in the tables given";
+    }
+  }
+}
+
+ForwardingTablesPtr LftReader::snapshot(TopologyPtr topology, bool full,
+                                        std::chrono::nanoseconds took, std::uint64_t mads) {
+  std::vector<std::optional<SwitchTable>> byNode(topology->nodes().size());
+  std::vector<SwitchTableStatus> status;
+  std::vector<std::string> failures;
+  const auto wall = wallNow();
+  const auto now = clock_.now();
+  for (const Node& n : topology->nodes()) {
+    if (!n.isSwitch()) continue;
+    SwitchTableStatus s;
+    s.node = n.index;
+    auto it = memory_.find(n.guid);
+    if (it == memory_.end()) {
+      s.state = TableState::kMissing;
+      s.lastError = "not read yet";
+      failures.push_back(nodeName(n) + " not read yet");
+      status.push_back(std::move(s));
+      continue;
+    }
+    const Memory& m = it->second;
+    if (m.table) byNode[n.index] = *m.table;
+    s.state =
+        !m.table ? TableState::kMissing : (m.failures > 0 ? TableState::kStale : TableState::kOk);
+    s.directRoute = m.directRoute;
+    s.tableReadAt = m.table ? m.readAt : std::chrono::system_clock::time_point{};
+    s.failingSince = m.failingSince;
+    s.consecutiveFailures = m.failures;
+    s.lastError = m.lastError;
+    if (m.failures > 0) {
+      s.nextRetry = wall + std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                               std::max(m.retryAt - now, mad::Clock::duration::zero()));
+      std::string line = nodeName(n) + " " + m.lastError;
+      if (m.table) line += " (keeping its table read at " + timeText(m.readAt) + ")";
+      failures.push_back(std::move(line));
+    }
+    status.push_back(std::move(s));
+  }
+  auto out = std::make_shared<ForwardingTables>(std::move(topology), std::move(byNode), "mad");
+  if (full) {
+    lastFullReadTime_ = took;
+    lastFullReadMads_ = mads;
+  }
+  out->readTime = lastFullReadTime_;
+  out->madsUsed = lastFullReadMads_;
+  out->refreshTime = took;
+  out->refreshMads = mads;
+  out->fullRead = full;
+  out->failures = std::move(failures);
+  out->switchStatus = std::move(status);
+  if (!out->failures.empty()) {
+    spdlog::debug("LFT read: {} switch(es) without a fresh table, first: {}", out->failures.size(),
+                  out->failures.front());
+  }
+  last_ = out;
+  return out;
+}
+
+ForwardingTablesPtr LftReader::fullRead(TopologyPtr topology, std::string reason,
+                                        LftRefreshStats& st) {
+  const auto start = clock_.now();
+  st.fullRead = true;
+  st.reason = std::move(reason);
+  refreshesSinceFull_ = 0;
+  std::vector<NodeIndex> switches;
+  for (const Node& n : topology->nodes()) {
+    if (n.isSwitch()) switches.push_back(n.index);
+  }
+  auto outcomes = readSwitches(topology, switches, st);
+  // Forget switches that left the fabric.
+  std::unordered_map<Guid, Memory> kept;
+  for (std::size_t i = 0; i < switches.size(); ++i) {
+    const Node& n = topology->node(switches[i]);
+    record(n, outcomes[i]);
+    kept[n.guid] = std::move(memory_[n.guid]);
+  }
+  memory_ = std::move(kept);
+  const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.now() - start);
+  return snapshot(std::move(topology), true, took, st.readMads);
+}
+
+ForwardingTablesPtr LftReader::read(TopologyPtr topology, LftRefreshStats* stats) {
+  LftRefreshStats local;
+  LftRefreshStats& st = stats ? *stats : local;
+  st = {};
+  return fullRead(std::move(topology), "full read", st);
 }
 
 ForwardingTablesPtr LftReader::refresh(TopologyPtr topology, const ForwardingTablesPtr& previous,
@@ -130,18 +337,23 @@ ForwardingTablesPtr LftReader::refresh(TopologyPtr topology, const ForwardingTab
   LftRefreshStats local;
   LftRefreshStats& st = stats ? *stats : local;
   st = {};
-  auto full = [&](std::string reason) {
-    st.fullRead = true;
-    st.reason = std::move(reason);
-    refreshesSinceFull_ = 0;
-    return read(std::move(topology));
-  };
-  if (!previous || !previous->topology()) return full("first read");
-  if (previous->topology() != topology) return full("topology changed");
-  if (!previous->failures.empty()) return full("previous read had failures");
-  if (++refreshesSinceFull_ >= fullReadEvery) return full("age");
+  if (!previous || !previous->topology()) return fullRead(std::move(topology), "first read", st);
+  if (previous != last_) seed(*previous);
+  if (previous->topology() != topology && shapeChanged(previous->topology(), topology)) {
+    return fullRead(std::move(topology), "topology changed", st);
+  }
+  if (++refreshesSinceFull_ >= fullReadEvery) return fullRead(std::move(topology), "age", st);
 
-  // Probe: SwitchInfo + one round-robin block per switch.
+  const auto start = clock_.now();
+  std::vector<NodeIndex> reread;
+  std::vector<std::string> reasons;
+  auto rereadFor = [&](const Node& n, std::string why) {
+    reread.push_back(n.index);
+    reasons.push_back(std::move(why));
+  };
+
+  // Probe every switch holding a fresh table: SwitchInfo + one round-robin block (2 SMPs), the
+  // way its table was last read.
   struct ProbeRef {
     NodeIndex sw;
     std::uint32_t block;
@@ -149,38 +361,78 @@ ForwardingTablesPtr LftReader::refresh(TopologyPtr topology, const ForwardingTab
   std::vector<ProbeRef> refs;
   std::vector<MadRequest> requests;
   const std::uint64_t round = probeRound_++;
+  const bool fallback = options_.localPort.value() != 0;
+  const auto& paths = fallback ? pathsFor(topology) : paths_;
   for (const Node& n : topology->nodes()) {
-    const SwitchTable* t = previous->table(n.index);
-    if (!t) continue;
+    if (!n.isSwitch()) continue;
+    auto it = memory_.find(n.guid);
+    if (it == memory_.end()) {
+      rereadFor(n, "new switch " + nodeName(n));
+      continue;
+    }
+    const Memory& m = it->second;
+    if (m.failures > 0 || !m.table) {
+      if (clock_.now() >= m.retryAt) {
+        rereadFor(n, "retry " + nodeName(n));
+      } else {
+        ++st.backingOff;
+      }
+      continue;
+    }
+    const bool direct = m.directRoute && !paths.empty() && paths[n.index];
+    if (!direct && n.lid().value() == 0) {
+      rereadFor(n, "probe: " + nodeName(n) + " has no LID");
+      continue;
+    }
     const std::uint32_t block =
-        static_cast<std::uint32_t>((round + n.index) % blockCount(t->linearFdbTop));
+        static_cast<std::uint32_t>((round + n.index) % blockCount(m.table->linearFdbTop));
     refs.push_back({n.index, block});
-    requests.push_back(MadRequest{mad::smpAddress(t->switchLid), mad::buildSwitchInfoGet(), {}});
-    requests.push_back(
-        MadRequest{mad::smpAddress(t->switchLid), mad::buildLinearForwardingTableGet(block), {}});
+    for (const auto& smp : {mad::buildSwitchInfoGet(), mad::buildLinearForwardingTableGet(block)}) {
+      requests.push_back(direct ? MadRequest{mad::directedRouteAddress(),
+                                             mad::toDirectedRoute(smp, *paths[n.index]),
+                                             {}}
+                                : MadRequest{mad::smpAddress(n.lid()), smp, {}});
+    }
   }
   auto results = engine_.run(std::move(requests));
   for (const auto& r : results) st.probeMads += static_cast<std::uint64_t>(r.attempts);
   for (std::size_t i = 0; i < refs.size(); ++i) {
     const Node& n = topology->node(refs[i].sw);
-    const SwitchTable* t = previous->table(refs[i].sw);
+    const SwitchTable& t = *memory_.at(n.guid).table;
     const auto& info = results[2 * i];
     const auto& blk = results[2 * i + 1];
-    if (!good(info) || !good(blk)) return full("probe: " + nodeName(n) + " did not answer");
-    if (mad::decodeSwitchInfo(info.reply).linearFdbTop != t->linearFdbTop) {
-      return full("probe: " + nodeName(n) + " LinearFDBTop changed");
+    if (!good(info) || !good(blk)) {
+      rereadFor(n, "probe: " + nodeName(n) + " did not answer");
+      continue;
+    }
+    if (mad::decodeSwitchInfo(info.reply).linearFdbTop != t.linearFdbTop) {
+      rereadFor(n, "probe: " + nodeName(n) + " LinearFDBTop changed");
+      continue;
     }
     const auto block = mad::decodeLinearForwardingBlock(blk.reply);
     const std::size_t base = std::size_t{refs[i].block} * mad::LinearForwardingBlock::kLidsPerBlock;
-    for (std::size_t k = 0; k < block.ports.size() && base + k < t->ports.size(); ++k) {
-      if (t->ports[base + k] != block.ports[k]) {
-        return full("probe: " + nodeName(n) + " LFT block " + std::to_string(refs[i].block) +
-                    " changed");
+    for (std::size_t k = 0; k < block.ports.size() && base + k < t.ports.size(); ++k) {
+      if (t.ports[base + k] != block.ports[k]) {
+        rereadFor(n, "probe: " + nodeName(n) + " LFT block " + std::to_string(refs[i].block) +
+                         " changed");
+        break;
       }
     }
   }
-  st.reason = "unchanged";
-  return previous;
+
+  if (reread.empty()) {
+    st.reason = "unchanged";
+    if (previous->topology() == topology) return previous;
+  } else {
+    st.reason = reasons.front();
+    if (reasons.size() > 1) st.reason += " (+" + std::to_string(reasons.size() - 1) + " more)";
+    auto outcomes = readSwitches(topology, reread, st);
+    for (std::size_t i = 0; i < reread.size(); ++i) {
+      record(topology->node(reread[i]), outcomes[i]);
+    }
+  }
+  const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.now() - start);
+  return snapshot(std::move(topology), false, took, st.probeMads + st.readMads);
 }
 
 ForwardingTablesPtr parseOpensmLftDump(const std::filesystem::path& path, TopologyPtr topology) {

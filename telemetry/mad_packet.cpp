@@ -26,6 +26,10 @@ MadAddress pmaAddress(Lid lid) {
   return MadAddress{lid, 1, IB_DEFAULT_QP1_QKEY, MgmtClass::kPerfMgt, 0};
 }
 
+MadAddress directedRouteAddress() {
+  return MadAddress{kPermissiveLid, 0, 0, MgmtClass::kSubnDirected, 0};
+}
+
 MadHeader decodeHeader(const MadBuffer& mad) {
   MadHeader h;
   h.baseVersion = static_cast<std::uint8_t>(get(mad, IB_MAD_BASEVER_F));
@@ -66,7 +70,11 @@ void setTransactionId(MadBuffer& mad, std::uint64_t tid) {
 bool isResponse(const MadBuffer& mad) { return get(mad, IB_MAD_RESPONSE_F) != 0; }
 
 std::uint16_t madStatus(const MadBuffer& mad) {
-  return static_cast<std::uint16_t>(get(mad, IB_MAD_STATUS_F));
+  const auto status = static_cast<std::uint16_t>(get(mad, IB_MAD_STATUS_F));
+  if (get(mad, IB_MAD_MGMTCLASS_F) == static_cast<std::uint32_t>(MgmtClass::kSubnDirected)) {
+    return status & 0x7fffu;  // IB_DRSMP_DIRECTION_F is the top bit of the word
+  }
+  return status;
 }
 
 MadBuffer makeRequest(MgmtClass mgmtClass, MadMethod method, std::uint16_t attributeId,

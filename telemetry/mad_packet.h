@@ -18,8 +18,9 @@ using MadBuffer = std::array<std::uint8_t, kMadSize>;
 
 /// Management classes the engine speaks (IBA 13.4.4).
 enum class MgmtClass : std::uint8_t {
-  kSubnLid = 0x01,  ///< LID-routed subnet management (SMP), QP0.
-  kPerfMgt = 0x04,  ///< Performance management (PMA), QP1.
+  kSubnLid = 0x01,       ///< LID-routed subnet management (SMP), QP0.
+  kPerfMgt = 0x04,       ///< Performance management (PMA), QP1.
+  kSubnDirected = 0x81,  ///< Directed-route subnet management (DR SMP), QP0.
 };
 
 /// IBA method codes used here.
@@ -43,6 +44,11 @@ struct MadAddress {
 MadAddress smpAddress(Lid lid);
 /// QP1 with the well-known GSI Q_Key, PerfMgt class.
 MadAddress pmaAddress(Lid lid);
+/// A directed-route SMP: QP0 to the permissive LID 0xFFFF (the route is in the MAD itself, as
+/// libibmad addresses DR SMPs), DR SMP class. The engine's per-target window counts every DR
+/// request against that one LID.
+MadAddress directedRouteAddress();
+inline constexpr Lid kPermissiveLid{0xFFFF};
 
 /// The common MAD header (IBA 13.4.3), host byte order.
 struct MadHeader {
@@ -72,7 +78,8 @@ inline std::uint32_t lowTransactionId(std::uint64_t tid) {
 
 /// True if the method has the response bit (0x80) set.
 bool isResponse(const MadBuffer& mad);
-/// The 16-bit MAD status; 0 means success.
+/// The MAD status; 0 means success. For a directed-route SMP the direction bit (the top bit of
+/// the status word, set in every reply) is not part of it: 15 bits.
 std::uint16_t madStatus(const MadBuffer& mad);
 
 /// Builds a GET-style request header in a zeroed buffer (M_Key 0 for SMPs).

@@ -1,5 +1,8 @@
 #include "telemetry/smp_attributes.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "telemetry/mad_fields.h"
 
 namespace ibfabric::mad {
@@ -63,6 +66,55 @@ MadBuffer buildPortInfoGet(std::uint8_t port) { return smpGet(SmpAttribute::kPor
 MadBuffer buildSwitchInfoGet() { return smpGet(SmpAttribute::kSwitchInfo, 0); }
 MadBuffer buildLinearForwardingTableGet(std::uint32_t block) {
   return smpGet(SmpAttribute::kLinearForwardingTable, block);
+}
+
+std::string DirectedPath::toString() const {
+  std::string s = "0";
+  for (std::uint8_t p : ports) s += "," + std::to_string(p);
+  return s;
+}
+
+MadBuffer toDirectedRoute(const MadBuffer& lidRoutedSmp, const DirectedPath& path) {
+  if (path.ports.size() > DirectedPath::kMaxHops) {
+    throw std::invalid_argument("directed route of " + std::to_string(path.ports.size()) +
+                                " hops (at most 63)");
+  }
+  const auto cls = detail::getField(lidRoutedSmp.data(), IB_MAD_MGMTCLASS_F);
+  if (cls != static_cast<std::uint64_t>(MgmtClass::kSubnLid) &&
+      cls != static_cast<std::uint64_t>(MgmtClass::kSubnDirected)) {
+    throw std::invalid_argument("not an SMP (management class " + std::to_string(cls) + ")");
+  }
+  MadBuffer mad = lidRoutedSmp;
+  std::uint8_t* base = mad.data();
+  detail::setField(base, IB_MAD_MGMTCLASS_F, static_cast<std::uint64_t>(MgmtClass::kSubnDirected));
+  detail::setField(base, IB_DRSMP_HOPCNT_F, path.ports.size());
+  detail::setField(base, IB_DRSMP_HOPPTR_F, 0);
+  detail::setField(base, IB_DRSMP_DIRECTION_F, 0);
+  detail::setField(base, IB_DRSMP_STATUS_F, 0);
+  detail::setField(base, IB_DRSMP_DRSLID_F, kPermissiveLid.value());
+  detail::setField(base, IB_DRSMP_DRDLID_F, kPermissiveLid.value());
+  // Initial path: entry 0 is unused, entries 1..hop count are the ports (libibmad's p[]).
+  std::array<std::uint8_t, 64> initial{};
+  for (std::size_t i = 0; i < path.ports.size(); ++i) initial[i + 1] = path.ports[i];
+  mad_encode_field(base, IB_DRSMP_PATH_F, initial.data());
+  std::array<std::uint8_t, 64> ret{};
+  mad_encode_field(base, IB_DRSMP_RPATH_F, ret.data());
+  return mad;
+}
+
+bool isDirectedRoute(const MadBuffer& mad) {
+  return detail::getField(mad.data(), IB_MAD_MGMTCLASS_F) ==
+         static_cast<std::uint64_t>(MgmtClass::kSubnDirected);
+}
+
+DirectedPath directedPathOf(const MadBuffer& drSmp) {
+  DirectedPath p;
+  const auto hops = std::min<std::uint64_t>(detail::getField(drSmp.data(), IB_DRSMP_HOPCNT_F),
+                                            DirectedPath::kMaxHops);
+  std::array<std::uint8_t, 64> initial{};
+  mad_decode_field(const_cast<std::uint8_t*>(drSmp.data()), IB_DRSMP_PATH_F, initial.data());
+  p.ports.assign(initial.begin() + 1, initial.begin() + 1 + static_cast<std::ptrdiff_t>(hops));
+  return p;
 }
 
 PortInfo decodePortInfo(const MadBuffer& mad) { return decodeWith<PortInfo>(mad, VisitPortInfo{}); }

@@ -1,12 +1,15 @@
 // SMP attributes (LID-routed subnet management class 0x01): request builders and decoders for
-// PortInfo, SwitchInfo and LinearForwardingTable blocks.
+// PortInfo, SwitchInfo and LinearForwardingTable blocks; and the directed-route form (class
+// 0x81) of any of these requests, for nodes LID routing cannot reach.
 //
-// Fields go through libibmad's IB_PORT_*, IB_SW_* and IB_LINEAR_FORW_TBL_F tables on the SMP
-// data at byte 64. Pure functions on values; thread-safe.
+// Fields go through libibmad's IB_PORT_*, IB_SW_*, IB_LINEAR_FORW_TBL_F and IB_DRSMP_* tables
+// (the attribute data is at byte 64 in both SMP forms). Pure functions on values; thread-safe.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "telemetry/mad_packet.h"
 
@@ -68,11 +71,33 @@ struct LinearForwardingBlock {
   auto operator<=>(const LinearForwardingBlock&) const = default;
 };
 
+/// A directed route from our own port (IBA 14.2.2, libibmad's ib_dr_path_t p[1..cnt]): the port
+/// each hop leaves by, the first being our CA port, then the egress port of every switch on the
+/// way. Empty: our own node.
+struct DirectedPath {
+  static constexpr std::size_t kMaxHops = 63;
+  std::vector<std::uint8_t> ports;
+  /// ibnetdiscover's notation: "0,1,13,5".
+  std::string toString() const;
+  auto operator<=>(const DirectedPath&) const = default;
+};
+
 /// GET PortInfo of `port` (0 = the switch management port / the queried port on an HCA).
 MadBuffer buildPortInfoGet(std::uint8_t port);
 MadBuffer buildSwitchInfoGet();
 /// GET one LFT block; blocks run 0 .. SwitchInfo::linearFdbTop / 64.
 MadBuffer buildLinearForwardingTableGet(std::uint32_t block);
+
+/// The directed-route form of a LID-routed SMP request built above: class 0x81, hop count =
+/// path length, hop pointer 0, direction 0, DrSLID = DrDLID = 0xFFFF (permissive), the initial
+/// path; header and attribute data otherwise unchanged. Send it to directedRouteAddress().
+/// Throws std::invalid_argument for a path longer than DirectedPath::kMaxHops or a request that
+/// is not an SMP.
+MadBuffer toDirectedRoute(const MadBuffer& lidRoutedSmp, const DirectedPath& path);
+/// True for a directed-route SMP.
+bool isDirectedRoute(const MadBuffer& mad);
+/// The initial path and hop count of a directed-route SMP.
+DirectedPath directedPathOf(const MadBuffer& drSmp);
 
 PortInfo decodePortInfo(const MadBuffer& mad);
 SwitchInfo decodeSwitchInfo(const MadBuffer& mad);

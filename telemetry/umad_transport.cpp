@@ -1,6 +1,7 @@
 #include "telemetry/umad_transport.h"
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 #include <poll.h>
@@ -54,6 +55,7 @@ bool UmadTransport::open(std::string& error) {
   openedPort_ = port.portnum;
   localLid_ = Lid(static_cast<std::uint16_t>(port.base_lid));
   smLid_ = Lid(static_cast<std::uint16_t>(port.sm_lid));
+  localPortGuid_ = Guid(be64toh(port.port_guid));
   umad_release_port(&port);
 
   portId_ = umad_open_port(openedCa_.c_str(), openedPort_);

@@ -37,6 +37,8 @@ class UmadTransport final : public MadTransport {
   /// Our own port's LID and the SM's LID, as umad_get_port reported them at open().
   Lid localLid() const { return localLid_; }
   Lid smLid() const { return smLid_; }
+  /// Our port's GUID (where directed routes start), as umad_get_port reported it at open().
+  Guid localPortGuid() const { return localPortGuid_; }
   const std::string& caName() const { return openedCa_; }
   int portNum() const { return openedPort_; }
 
@@ -48,6 +50,7 @@ class UmadTransport final : public MadTransport {
   std::vector<std::uint8_t> recvBuf_;
   Lid localLid_;
   Lid smLid_;
+  Guid localPortGuid_;
   std::string openedCa_;
   int openedPort_ = 0;
 };

@@ -1,6 +1,6 @@
 // LftReader on the scripted fake transport: switches answer SwitchInfo and LFT blocks from
 // in-memory tables; a dead switch and a MAD error become failures, never a crash; refresh()
-// keeps the tables while the probe sees no change and re-reads when it does.
+// keeps the tables while the probe sees no change and re-reads the switch whose probe differs.
 #include "routing/lft_reader.h"
 
 #include <gtest/gtest.h>
@@ -162,16 +162,20 @@ TEST(LftReader, RefreshProbesAndRereadsOnChange) {
     t.ports[t.linearFdbTop] = t.ports[t.linearFdbTop] == 1 ? 2 : 1;
   }
   auto changed = h.reader->refresh(topo, first, &st);
-  EXPECT_TRUE(st.fullRead);
+  EXPECT_FALSE(st.fullRead);  // only the switch whose probe differs is re-read
+  EXPECT_EQ(st.switchesRead, 1u);
   EXPECT_NE(st.reason.find("LFT block 0 changed"), std::string::npos) << st.reason;
   EXPECT_NE(changed, first);
   EXPECT_EQ(tableDifferences(*changed, *first).size(), 1u);
 
-  // A new topology snapshot always re-reads.
+  // A new topology snapshot of the same shape: the tables carry over (a changed shape re-reads
+  // everything: routing_lft_fallback_test.cpp).
   auto topo2 = fabric(4, 3);
-  h.reader->refresh(topo2, changed, &st);
-  EXPECT_TRUE(st.fullRead);
-  EXPECT_EQ(st.reason, "topology changed");
+  auto carried = h.reader->refresh(topo2, changed, &st);
+  EXPECT_FALSE(st.fullRead);
+  EXPECT_EQ(st.reason, "unchanged");
+  EXPECT_EQ(carried->topology(), topo2);
+  EXPECT_TRUE(tableDifferences(*carried, *changed).empty());
 
   // Age bound.
   h.reader->fullReadEvery = 2;

@@ -78,7 +78,7 @@ routing::ForwardingTablesPtr readTables(const RoutesArgs& args, const TopologyPt
   mad::UmadTransport::Options to;
   to.caName = args.crawl.ca;
   to.port = args.crawl.caPort;
-  to.classes = {mad::MgmtClass::kSubnLid};
+  to.classes = {mad::MgmtClass::kSubnLid, mad::MgmtClass::kSubnDirected};
   mad::UmadTransport transport(to);
   std::string error;
   if (!transport.open(error)) throw CliError("cannot open umad: " + error);
@@ -90,7 +90,9 @@ routing::ForwardingTablesPtr readTables(const RoutesArgs& args, const TopologyPt
   routing::ForwardingTablesPtr tables;
   {
     mad::MadEngine engine(transport, clock, eo);
-    routing::LftReader reader(engine, clock);
+    routing::LftReaderOptions lo;
+    lo.localPort = transport.localPortGuid();  // directed-route fallback
+    routing::LftReader reader(engine, clock, lo);
     tables = reader.read(topo);
   }
   transport.close();
@@ -133,6 +135,13 @@ void runRoutes(const RoutesArgs& args) {
               {"read_seconds", std::chrono::duration<double>(tables->readTime).count()},
               {"mads", tables->madsUsed},
               {"table_failures", tables->failures}};
+  json direct = json::array();
+  for (const auto& s : tables->switchStatus) {
+    if (s.directRoute && s.state != routing::TableState::kMissing) {
+      direct.push_back(topo->node(s.node).description);
+    }
+  }
+  out["switches_read_by_direct_route"] = direct;
   if (!asJson) {
     std::printf("LFTs: %zu of %zu switches from %s", tables->switchesWithTables(),
                 topo->switchCount(), tables->source().c_str());
@@ -141,6 +150,7 @@ void runRoutes(const RoutesArgs& args) {
                   std::chrono::duration<double, std::milli>(tables->readTime).count(),
                   static_cast<unsigned long long>(tables->madsUsed));
     }
+    if (!direct.empty()) std::printf(", %zu by directed route", direct.size());
     std::printf("\n");
     for (const auto& f : tables->failures) std::printf("  unread: %s\n", f.c_str());
   }
