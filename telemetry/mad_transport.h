@@ -50,6 +50,9 @@ class MadTransport {
   /// Waits at most `timeout` for one MAD (0 = just check).
   virtual ReceiveResult receive(std::chrono::nanoseconds timeout) = 0;
   virtual void close() = 0;
+  /// Non-empty once the transport can no longer work until it is closed and opened again (e.g.
+  /// SubprocessMadTransport's child exited): says why. Plain transports never report this.
+  virtual std::string fatalError() const { return {}; }
 };
 
 using MadTransportPtr = std::unique_ptr<MadTransport>;
