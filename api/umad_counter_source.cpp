@@ -25,6 +25,7 @@ class UmadCounterSource final : public CounterSource {
     } else {
       mad::SubprocessMadTransport::Options po;
       po.argv = options.proxyArgv;
+      po.openTimeout = std::chrono::seconds(5);  // bounds a sweep-thread stall (frozen simulator)
       auto proxy = std::make_unique<mad::SubprocessMadTransport>(std::move(po));
       proxy_ = proxy.get();
       transport_ = std::move(proxy);

@@ -331,6 +331,10 @@ std::string secondsText(std::chrono::milliseconds d) {
 bool logContains(const fs::path& path, std::uintmax_t& offset, std::string& carry,
                  std::string_view needle) {
   const auto size = fileSize(path);
+  if (size < offset) {  // the file was truncated (a restarted program that does not append)
+    offset = 0;
+    carry.clear();
+  }
   if (size <= offset) return false;
   std::string chunk = carry + readFile(path, offset);
   offset += chunk.size() - carry.size();
