@@ -131,6 +131,8 @@ bool SubprocessMadTransport::spawn(std::string& error) {
         spdlog::warn("mad proxy[{}]: {}{}", child, line,
                      lines == 100 ? " (further lines: every 10000th)" : "");
       std::lock_guard lock(mu_);
+      // The proxy's own account of why it stops beats whatever its exit handlers print after.
+      if (line.rfind("mad proxy:", 0) == 0) proxyLine_ = line;
       lastStderr_ = line;
     };
     while (true) {
@@ -159,7 +161,7 @@ bool SubprocessMadTransport::open(std::string& error) {
     const auto left = deadline - Clock::now();
     if (left <= 0ns) {
       error = "mad proxy did not open the port within " +
-              std::to_string(options_.openTimeout.count()) + " ms";
+              std::to_string(options_.openTimeout.count()) + " ms" + stderrSuffix();
       close();
       return false;
     }
@@ -183,11 +185,7 @@ bool SubprocessMadTransport::open(std::string& error) {
     fd_ = -1;
     const std::string how = reap();
     if (stderrReader_.joinable()) stderrReader_.join();
-    {
-      std::lock_guard lock(mu_);
-      error = "mad proxy " + how + " before opening the port" +
-              (lastStderr_.empty() ? std::string() : ": " + lastStderr_);
-    }
+    error = "mad proxy " + how + " before opening the port" + stderrSuffix();
     close();
     return false;
   }
@@ -206,8 +204,9 @@ void SubprocessMadTransport::markDead(const std::string& why) {
     }
     std::this_thread::sleep_for(5ms);
   }
+  const std::string suffix = stderrSuffix();
   std::lock_guard lock(mu_);
-  fatal_ = how + (lastStderr_.empty() ? std::string() : ": " + lastStderr_);
+  fatal_ = how + suffix;
   spdlog::warn("{}", fatal_);
 }
 
@@ -363,6 +362,13 @@ void SubprocessMadTransport::close() {
   std::lock_guard lock(mu_);
   fatal_.clear();
   lastStderr_.clear();
+  proxyLine_.clear();
+}
+
+std::string SubprocessMadTransport::stderrSuffix() const {
+  std::lock_guard lock(mu_);
+  const std::string& line = proxyLine_.empty() ? lastStderr_ : proxyLine_;
+  return line.empty() ? std::string() : ": " + line;
 }
 
 std::string SubprocessMadTransport::fatalError() const {

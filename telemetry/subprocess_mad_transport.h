@@ -18,8 +18,9 @@
 //
 // Failure: a child that exits turns every later receive() into kError ("mad proxy exited ...")
 // and send() into EPIPE; fatalError() says so, and the owner reopens (close() + open()). The
-// child's stderr is forwarded line by line to the log (spdlog, "mad proxy: ..."); its last line
-// is the open() error when the child dies before its hello. close() asks the child to exit
+// child's stderr is forwarded line by line to the log (spdlog, "mad proxy[PID]: ..."); its last
+// line (or its last "mad proxy: ..." line) ends the open() error of a child that dies before its
+// hello, and the fatalError() of one that dies later. close() asks the child to exit
 // (EOF on its socket), waits `exitGrace`, then SIGKILLs it, and reaps it. The child also gets
 // SIGKILL when the thread that opened the transport exits (PR_SET_PDEATHSIG in the child).
 //
@@ -73,6 +74,8 @@ class SubprocessMadTransport final : public MadTransport {
  private:
   bool spawn(std::string& error);
   void markDead(const std::string& why);
+  /// ": <the child's last 'mad proxy:' stderr line, else its last line>", or "".
+  std::string stderrSuffix() const;
   /// Sends what is pending; false when the socket would block (the rest stays pending).
   bool flush();
   /// Reads one packet of replies into replies_; false on EOF/error (then the child is dead).
@@ -93,6 +96,7 @@ class SubprocessMadTransport final : public MadTransport {
   mutable std::mutex mu_;  // guards fatal_ and lastStderr_
   std::string fatal_;
   std::string lastStderr_;
+  std::string proxyLine_;
   std::atomic<bool> dead_{false};
 };
 
