@@ -284,6 +284,8 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
     }
     snap = source->sweep();
   } catch (const std::exception& e) {
+    spdlog::warn("sweep: re-creating the counter source ({}) at the next attempt",
+                 source->describe());
     source.reset();  // re-created (umad reopened) on the next attempt
     return fail(e.what());
   }

@@ -220,7 +220,9 @@ bool SubprocessMadTransport::flush() {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        markDead("mad proxy socket: " + std::string(std::strerror(errno)));
+        markDead(errno == EPIPE || errno == ECONNRESET
+                     ? "mad proxy (pid " + std::to_string(pid_) + ") exited"
+                     : "mad proxy socket: " + std::string(std::strerror(errno)));
         pending_.clear();
         pendingCount_ = 0;
         return false;
