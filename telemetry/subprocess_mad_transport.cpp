@@ -195,7 +195,8 @@ void SubprocessMadTransport::markDead(const std::string& why) {
   if (dead_.exchange(true)) return;
   int status = 0;
   std::string how = why;
-  const auto until = Clock::now() + 100ms;
+  // The child usually exits right after closing its socket: wait briefly to say how it ended.
+  const auto until = Clock::now() + std::min<std::chrono::milliseconds>(options_.exitGrace, 500ms);
   while (pid_ > 0 && Clock::now() < until) {
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       how += " (" + describeStatus(status) + ")";

@@ -177,7 +177,7 @@ TEST(SubprocessMadTransportTest, ALostConnectionEndsTheProxy) {
   EXPECT_EQ(r[0].status, ReceiveStatus::kMad);
   EXPECT_EQ(r[0].mad.umadStatus, ECONNREFUSED);
   ASSERT_EQ(r[1].status, ReceiveStatus::kError);
-  EXPECT_NE(r[1].error.find("exited with status 4"), std::string::npos) << r[1].error;
+  EXPECT_NE(r[1].error.find("exited"), std::string::npos) << r[1].error;
   EXPECT_NE(r[1].error.find("fabric connection is gone"), std::string::npos) << r[1].error;
   EXPECT_EQ(t.fatalError(), r[1].error);
 }
