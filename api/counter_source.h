@@ -46,6 +46,9 @@ class CounterSource {
     return nullptr;
   }
   virtual std::string describe() const = 0;
+  /// A re-created source numbers its sweeps on from `sequence` (the last one served), so
+  /// sequence numbers stay increasing across re-creations.
+  virtual void continueSequenceAfter(std::uint64_t /*sequence*/) {}
   /// Clears every counter of one port (PortCounters, and PortCountersExtended when the node
   /// has it), addressed at `lid` (the switch's LID or the CA port's). Blocking, bounded by the
   /// MAD engine's timeouts; called on the sweep thread between sweeps.
@@ -70,6 +73,9 @@ struct UmadCounterOptions {
   int caPort = 0;  ///< 0: the first active port.
   mad::MadEngineOptions engine;
   telemetry::SweepOptions sweep;  ///< e.g. clearSaturated
+  /// Non-empty: open the port in this MAD proxy child (e.g. {ibfabricd, --mad-proxy, ...};
+  /// telemetry/subprocess_mad_transport.h) instead of in this process.
+  std::vector<std::string> proxyArgv;
 };
 
 /// The umad-backed source: UmadTransport + MadEngine + CounterSweeper. Throws SweepError when

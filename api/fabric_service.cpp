@@ -269,6 +269,7 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
     try {
       source = counterSources_();
       sweptTopology.reset();
+      if (previous) source->continueSequenceAfter(previous->sequence);
       spdlog::info("counter source: {}", source->describe());
     } catch (const std::exception& e) {
       return fail(e.what());
@@ -283,12 +284,17 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
     }
     snap = source->sweep();
   } catch (const std::exception& e) {
+    spdlog::warn("sweep: re-creating the counter source ({}) at the next attempt",
+                 source->describe());
     source.reset();  // re-created (umad reopened) on the next attempt
     return fail(e.what());
   }
   const auto took = Clock::now() - t0;
   if (!snap) return fail("sweep returned nothing");
-  if (snap->stats.ports > 0 && snap->stats.portsOk == 0) {
+  // Nothing answered: no port read, or (no port to read yet) every request failed.
+  if ((snap->stats.ports > 0 && snap->stats.portsOk == 0) ||
+      (snap->stats.ports == 0 && snap->stats.requests > 0 &&
+       snap->stats.failedRequests == snap->stats.requests)) {
     // A transport that answers nothing any more (the simulator or the driver restarted) does
     // not come back by itself: after a few such sweeps, reopen it.
     if (state()->sweep.consecutiveFailures + 1 >= options_.recreateSourceAfter) {

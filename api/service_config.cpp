@@ -89,6 +89,9 @@ void ServiceConfig::validate() const {
   if (madWindow < 1 || madWindow > 256) throw ConfigError("mad.window: must be 1..256");
   if (madTimeoutMs < 1) throw ConfigError("mad.timeout_ms: must be >= 1");
   if (madRetries < 0 || madRetries > 20) throw ConfigError("mad.retries: must be 0..20");
+  if (madTransport != "subprocess" && madTransport != "inprocess")
+    throw ConfigError("mad_transport: must be subprocess or inprocess (got \"" + madTransport +
+                      "\")");
   if (historyDepth < 2) throw ConfigError("history_depth: must be >= 2");
   if (eventCapacity < 1) throw ConfigError("event_capacity: must be >= 1");
   if (!nodeNameMap.empty() && !std::filesystem::is_regular_file(nodeNameMap))
@@ -127,7 +130,8 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
                                                     "metrics", "tls"};
   for (const auto& kv : root) {
     const std::string key = scalar<std::string>(kv.first, "key");
-    if (!known.count(key) && !operational.count(key) && key != "osm_events")
+    if (!known.count(key) && !operational.count(key) && key != "osm_events" &&
+        key != "mad_transport")
       throw ConfigError("config: unknown key \"" + key + "\"");
   }
   applyOperationalKeys(root, c);
@@ -144,6 +148,7 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
   if (auto n = root["api_token"]) c.apiToken = scalar<std::string>(n, "api_token");
   if (auto n = root["node_name_map"]) c.nodeNameMap = scalar<std::string>(n, "node_name_map");
   if (auto n = root["osm_events"]) c.osmEvents = scalar<std::string>(n, "osm_events");
+  if (auto n = root["mad_transport"]) c.madTransport = scalar<std::string>(n, "mad_transport");
   if (auto n = root["history_depth"]) c.historyDepth = scalar<std::size_t>(n, "history_depth");
   if (auto n = root["event_capacity"]) c.eventCapacity = scalar<std::size_t>(n, "event_capacity");
   if (auto n = root["pool"]) c.pool = parsePoolConfig(n);

@@ -18,6 +18,7 @@
 //   metrics: {port_labels: full}    # full | minimal (per-port series: guid, port, level only)
 //   tls: {cert: "", key: ""}        # PEM files: serve HTTPS
 //   osm_events: ""                  # Unix socket for the OpenSM event plugin; empty = off
+//   mad_transport: subprocess       # sweeps' umad port in a child (recovers) or inprocess
 //   pool: {inventory: FILE, journal: DIR, quotas: [...]}   # GPU pool allocator (docs/pool.md)
 //
 // Plain value type; loading is a pure function of its input.
@@ -70,6 +71,9 @@ struct ServiceConfig {
   std::string tlsKey;
   /// Unix socket the OpenSM event plugin connects to (docs/opensm-plugin.md); empty = off.
   std::string osmEvents;
+  /// "subprocess": the sweeps' umad port lives in a MAD proxy child (re-created after failures,
+  /// so the daemon reconnects to a restarted simulator/driver); "inprocess": in the daemon.
+  std::string madTransport = "subprocess";
   PoolConfig pool;
 
   /// Throws ConfigError on out-of-range values.

@@ -20,6 +20,9 @@
 //          many as one sweep sends: 2 per linked port)
 //          --ceiling-targets switches|swept (swept: the sweep's own destination per linked port)
 //          --ceiling-attr cpi|pc|pce (PortCounters / PortCountersExtended of port 1 instead)
+//          --transport inprocess|subprocess (inprocess: UmadTransport in the window's child;
+//          subprocess: the daemon's default, SubprocessMadTransport with this program re-executed
+//          as its MAD proxy, `--mad-proxy`, so every MAD crosses a socketpair twice)
 // Output: the children's lines ("round window=W ..."), then per window one "summary" line
 // (median/min/max over every timed round of every repeat) and a Markdown table.
 // Exit status 0 when every window completed, 1 if a request failed, 3 if a window hung.
@@ -35,6 +38,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -44,7 +48,9 @@
 #include "telemetry/clock.h"
 #include "telemetry/counter_sweep.h"
 #include "telemetry/mad_engine.h"
+#include "telemetry/mad_proxy.h"
 #include "telemetry/pma_attributes.h"
+#include "telemetry/subprocess_mad_transport.h"
 #include "telemetry/umad_transport.h"
 
 namespace {
@@ -66,6 +72,7 @@ struct Options {
   std::string ceilingTargets = "switches";  // switches | swept
   std::string ceilingAttr = "cpi";          // cpi | pc | pce
   int child = 0;                            // > 0: run this window in this process
+  std::string transport = "inprocess";
 };
 
 std::vector<int> parseList(const std::string& s) {
@@ -107,10 +114,18 @@ int runChild(const Options& o) {
               switches, now() - c0);
   std::fflush(stdout);
 
-  UmadTransport transport(UmadTransport::Options{});
+  std::unique_ptr<MadTransport> owned;
+  if (o.transport == "subprocess") {
+    SubprocessMadTransport::Options po;
+    po.argv = {"/proc/self/exe", "--mad-proxy"};
+    owned = std::make_unique<SubprocessMadTransport>(po);
+  } else {
+    owned = std::make_unique<UmadTransport>(UmadTransport::Options{});
+  }
+  MadTransport& transport = *owned;
   std::string error;
   if (!transport.open(error)) {
-    std::printf("error window=%d umad: %s\n", w, error.c_str());
+    std::printf("error window=%d umad (%s): %s\n", w, o.transport.c_str(), error.c_str());
     return 2;
   }
   SteadyClock clock;
@@ -225,7 +240,9 @@ ChildRun spawnChild(const Options& o, int window, char** argv0) {
                                    "--per-target",
                                    std::to_string(o.perTarget),
                                    "--ceiling-mads",
-                                   std::to_string(o.ceilingMads)};
+                                   std::to_string(o.ceilingMads),
+                                   "--transport",
+                                   o.transport};
   if (o.ceiling) {
     args.push_back("--ceiling");
     args.insert(args.end(),
@@ -341,12 +358,13 @@ int runParent(const Options& o, char** argv) {
   bool anyFailed = false;
   for (const auto& [w, s] : sums) {
     std::printf(
-        "summary mode=%s window=%d ports=%.0f mads=%.0f rounds=%zu seconds_median=%.4f "
+        "summary mode=%s transport=%s window=%d ports=%.0f mads=%.0f rounds=%zu "
+        "seconds_median=%.4f "
         "ports_per_s_median=%.0f ports_per_s_min=%.0f ports_per_s_max=%.0f mads_per_s_median=%.0f "
         "mads_per_s_min=%.0f mads_per_s_max=%.0f timeouts=%.0f lost=%.0f retries=%.0f "
         "failed=%.0f max_in_flight=%.0f hung=%d\n",
-        o.ceiling ? "ceiling" : "sweep", w, s.ports, s.mads, s.madsPerS.size(), median(s.seconds),
-        median(s.portsPerS),
+        o.ceiling ? "ceiling" : "sweep", o.transport.c_str(), w, s.ports, s.mads, s.madsPerS.size(),
+        median(s.seconds), median(s.portsPerS),
         s.portsPerS.empty() ? 0 : *std::min_element(s.portsPerS.begin(), s.portsPerS.end()),
         s.portsPerS.empty() ? 0 : *std::max_element(s.portsPerS.begin(), s.portsPerS.end()),
         median(s.madsPerS),
@@ -391,10 +409,19 @@ int main(int argc, char** argv) {
       o.ceilingMads = std::atoi(next().c_str());
     else if (a == "--child")
       o.child = std::atoi(next().c_str());
-    else {
+    else if (a == "--transport")
+      o.transport = next();
+    else if (a == "--mad-proxy") {
+      UmadTransport umad(UmadTransport::Options{});
+      return proxy::runMadProxy(umad, 3, [] { return std::string("sweep_bench proxy"); });
+    } else {
       std::fprintf(stderr, "sweep_bench: unknown option %s\n", a.c_str());
       return 2;
     }
+  }
+  if (o.transport != "inprocess" && o.transport != "subprocess") {
+    std::fprintf(stderr, "sweep_bench: --transport inprocess|subprocess\n");
+    return 2;
   }
   if (o.child > 0) return runChild(o);
   if (o.windows.empty() || o.rounds < 1 || o.repeats < 1) {

@@ -20,6 +20,7 @@
 // not race). The snapshots it returns are immutable and thread-safe to read from anywhere.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -238,6 +239,8 @@ class CounterSweeper {
 
   /// Sweeps every target port; never throws on fabric errors (they are per-port statuses).
   CounterSnapshotPtr sweep();
+  /// The next sweep is numbered at least `sequence` + 1 (a sweeper that replaces another).
+  void continueSequenceAfter(std::uint64_t sequence) { sequence_ = std::max(sequence_, sequence); }
 
   /// Capabilities read for the current topology, by node GUID (absent: not read or no answer).
   const std::map<Guid, PmaCapabilities>& capabilities() const { return capabilities_; }

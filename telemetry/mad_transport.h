@@ -50,6 +50,14 @@ class MadTransport {
   /// Waits at most `timeout` for one MAD (0 = just check).
   virtual ReceiveResult receive(std::chrono::nanoseconds timeout) = 0;
   virtual void close() = 0;
+  /// Non-empty once the transport can no longer work until it is closed and opened again (e.g.
+  /// SubprocessMadTransport's child exited): says why. Plain transports never report this.
+  virtual std::string fatalError() const { return {}; }
+  /// Our own port as it reported itself at open(): its LID, the master SM's LID and its port
+  /// GUID (the start of directed routes). Zero when the transport does not know.
+  virtual Lid localLid() const { return Lid{}; }
+  virtual Lid smLid() const { return Lid{}; }
+  virtual Guid localPortGuid() const { return Guid{}; }
 };
 
 using MadTransportPtr = std::unique_ptr<MadTransport>;

@@ -35,10 +35,10 @@ class UmadTransport final : public MadTransport {
   void close() override;
 
   /// Our own port's LID and the SM's LID, as umad_get_port reported them at open().
-  Lid localLid() const { return localLid_; }
-  Lid smLid() const { return smLid_; }
+  Lid localLid() const override { return localLid_; }
+  Lid smLid() const override { return smLid_; }
   /// Our port's GUID (where directed routes start), as umad_get_port reported it at open().
-  Guid localPortGuid() const { return localPortGuid_; }
+  Guid localPortGuid() const override { return localPortGuid_; }
   const std::string& caName() const { return openedCa_; }
   int portNum() const { return openedPort_; }
 

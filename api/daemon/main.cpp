@@ -20,6 +20,7 @@
 #include "api/crawl_child.h"
 #include "api/export_endpoints.h"
 #include "api/fabric_service.h"
+#include "api/mad_proxy_child.h"
 #include "api/osm_wiring.h"
 #include "api/placement_endpoint.h"
 #include "api/pool_endpoints.h"
@@ -43,6 +44,7 @@ struct Flags {
   std::optional<std::string> logLevel;
   std::optional<std::string> nodeNameMap;
   std::optional<std::string> osmEvents;
+  std::optional<std::string> madTransport;
 };
 
 /// Defaults, then the file, then the flags.
@@ -57,8 +59,17 @@ ServiceConfig resolveConfig(const Flags& f) {
   if (f.logLevel) c.logLevel = *f.logLevel;
   if (f.nodeNameMap) c.nodeNameMap = *f.nodeNameMap;
   if (f.osmEvents) c.osmEvents = *f.osmEvents;
+  if (f.madTransport) c.madTransport = *f.madTransport;
   c.validate();
   return c;
+}
+
+/// The MAD proxy child's command (telemetry/subprocess_mad_transport.h).
+std::vector<std::string> madProxyArgv(const std::string& self, const ServiceConfig& config) {
+  std::vector<std::string> argv = {self, "--mad-proxy"};
+  if (!config.ca.empty()) argv.insert(argv.end(), {"--ca", config.ca});
+  if (config.caPort) argv.insert(argv.end(), {"--ca-port", std::to_string(config.caPort)});
+  return argv;
 }
 
 std::string selfPath(const char* argv0) {
@@ -93,6 +104,7 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
   uo.engine.retries = config.madRetries;
   uo.engine.batchWatchdog = std::chrono::seconds(30);
   uo.sweep.clearSaturated = config.clearSaturatedCounters;
+  if (config.madTransport == "subprocess") uo.proxyArgv = madProxyArgv(self, config);
 
   FabricServiceOptions so;
   so.crawlInterval = config.crawlInterval;
@@ -215,7 +227,7 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
 int main(int argc, char** argv) {
   CLI::App app{"ibfabricd - InfiniBand fabric manager and telemetry daemon"};
   Flags flags;
-  bool version = false, checkConfig = false, crawlOnce = false;
+  bool version = false, checkConfig = false, crawlOnce = false, madProxy = false;
   app.add_flag("--version", version, "Print the version and exit");
   app.add_option("--config", flags.config, "YAML configuration file")->check(CLI::ExistingFile);
   app.add_option("--listen", flags.listen, "HOST:PORT to serve on (port 0: any free port)");
@@ -233,6 +245,12 @@ int main(int argc, char** argv) {
   app.add_flag("--crawl-once", crawlOnce,
                "internal: crawl once and print the topology JSON (the daemon's crawl child)")
       ->group("");
+  app.add_option("--mad-transport", flags.madTransport,
+                 "subprocess (default: the sweeps' umad port in a child process, re-created "
+                 "after failures) or inprocess");
+  app.add_flag("--mad-proxy", madProxy,
+               "internal: serve MADs for the daemon on fd 3 (its MAD proxy child)")
+      ->group("");
   CLI11_PARSE(app, argc, argv);
   if (version) {
     std::printf("ibfabricd %s\n", versionString());
@@ -241,6 +259,10 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("ibfabricd");
   spdlog::set_default_logger(logger);
 
+  if (madProxy) {
+    spdlog::set_level(spdlog::level::warn);
+    return runMadProxyChild(flags.ca.value_or(""), flags.caPort.value_or(0));
+  }
   if (crawlOnce) {
     spdlog::set_level(spdlog::level::warn);
     CrawlOptions co;

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <mutex>
@@ -134,6 +135,12 @@ ProcessResult SimFabric::run(const std::vector<std::string>& argv,
 
 ProcessResult SimFabric::cmd(const std::string& command, std::chrono::milliseconds timeout) const {
   return runCli({"sim", "cmd", "--name", name_, command}, timeout);
+}
+
+ProcessResult SimFabric::restart(std::chrono::milliseconds timeout) const {
+  const auto seconds = std::max<long>(1, std::chrono::ceil<std::chrono::seconds>(timeout).count());
+  return runCli({"sim", "restart", "--name", name_, "--timeout", std::to_string(seconds)},
+                timeout + 30s);
 }
 
 ProcessResult SimFabric::down() {

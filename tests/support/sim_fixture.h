@@ -73,6 +73,9 @@ class SimFabric {
   /// `ibfabric sim cmd --name N command`
   ProcessResult cmd(const std::string& command,
                     std::chrono::milliseconds timeout = std::chrono::seconds(60)) const;
+  /// `ibfabric sim restart --name N`: ibsim and OpenSM again on the same socket name (e.g.
+  /// after the test killed ibsim); the fabric's clients keep running.
+  ProcessResult restart(std::chrono::milliseconds timeout = std::chrono::seconds(180)) const;
   /// `ibfabric sim down --name N`; later calls (and the destructor) do nothing.
   ProcessResult down();
 

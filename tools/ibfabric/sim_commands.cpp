@@ -147,6 +147,27 @@ void addDown(CLI::App& simApp) {
   });
 }
 
+void addRestart(CLI::App& simApp) {
+  auto name = std::make_shared<std::string>();
+  auto timeout = std::make_shared<int>(180);
+  auto* restart = simApp.add_subcommand(
+      "restart",
+      "Restart a fabric's ibsim and OpenSM in place (same socket name; clients keep running)");
+  restart->add_option("--name", *name, "Fabric name")->required();
+  restart->add_option("--timeout", *timeout, "Seconds to wait for the subnet (default 180)")
+      ->check(CLI::PositiveNumber);
+  restart->callback([name, timeout] {
+    guarded([&] {
+      const auto start = Clock::now();
+      const auto st = sim::restart(*name, std::chrono::seconds(*timeout));
+      const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+      std::printf("fabric \"%s\" restarted in %.1f s (ibsim pid %d%s)\n", st.name.c_str(), secs,
+                  st.ibsim.pid,
+                  st.withSm ? (", opensm pid " + std::to_string(st.opensm.pid)).c_str() : "");
+    });
+  });
+}
+
 void addRun(CLI::App& simApp) {
   struct Opts {
     std::string name, host, cwd;
@@ -266,6 +287,7 @@ void addSimCommands(CLI::App& app) {
   simApp->require_subcommand(1);
   addUp(*simApp);
   addDown(*simApp);
+  addRestart(*simApp);
   addRun(*simApp);
   addCmd(*simApp);
   addList(*simApp);

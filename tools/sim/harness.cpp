@@ -331,6 +331,10 @@ std::string secondsText(std::chrono::milliseconds d) {
 bool logContains(const fs::path& path, std::uintmax_t& offset, std::string& carry,
                  std::string_view needle) {
   const auto size = fileSize(path);
+  if (size < offset) {  // the file was truncated (a restarted program that does not append)
+    offset = 0;
+    carry.clear();
+  }
   if (size <= offset) return false;
   std::string chunk = carry + readFile(path, offset);
   offset += chunk.size() - carry.size();
@@ -555,6 +559,118 @@ std::string consoleCommand(const std::string& name, const std::string& command,
   return consoleCommand(loadUp(name), command, timeout);
 }
 
+/// Starts ibsim (and OpenSM when s.withSm) for a prepared state directory and waits until every
+/// cabled HCA port is Active with a LID. `smOptions` null: keep the existing opensm.conf.
+void startProcesses(FabricState& s, const StateExtras& extras, std::size_t ports,
+                    const std::vector<std::string>* smOptions, Clock::time_point start,
+                    Clock::time_point deadline, std::chrono::seconds timeout) {
+  // ibsim's tables are fixed-size: raise them above the file's counts (defaults otherwise).
+  const auto grow = [](std::size_t n, std::size_t floor) {
+    return std::to_string(std::max(floor, n + n / 8 + 16));
+  };
+  DaemonSpec ibsim;
+  ibsim.argv = {ibsimProgram(),
+                "-s",
+                "-N",
+                grow(s.nodes, 2048),
+                "-S",
+                grow(s.switches, 256),
+                "-P",
+                grow(ports, 13312),
+                s.fabricCopy().string()};
+  ibsim.env = {{"IBSIM_SOCKNAME", s.sockName}};
+  ibsim.cwd = s.dir;
+  ibsim.stdinPath = s.consoleFifo();  // read-write: ibsim holds a writer itself, never EOF
+  ibsim.logPath = s.ibsimLog();
+  s.ibsim = spawnDetached(ibsim);
+  saveState(s, extras);
+  spdlog::info("sim {}: ibsim pid {} on {} nodes", s.name, s.ibsim.pid, s.nodes);
+
+  // The console answers once the fabric is loaded and the simulator runs.
+  const auto left = [&] {
+    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+                    1ms);
+  };
+  try {
+    consoleCommand(s, "", left());
+  } catch (const SimError& e) {
+    if (gInterrupted != 0) throw;
+    if (!isAlive(s.ibsim)) {
+      throw SimError("ibsim exited during bring-up of \"" + s.name +
+                     "\": " + lastLogLine(s.ibsimLog()));
+    }
+    throw SimError("ibsim of \"" + s.name + "\" not ready within " +
+                   std::to_string(timeout.count()) + " s (" + e.what() + ")");
+  }
+
+  if (s.withSm) {
+    if (smOptions != nullptr) {  // else (a restart) the fabric's opensm.conf is kept
+      std::ofstream conf(s.dir / "opensm.conf");
+      conf << opensmConfig(s);
+      for (const auto& line : *smOptions) conf << line << "\n";
+    }
+    DaemonSpec sm;
+    sm.argv = {opensmProgram(), "-F", (s.dir / "opensm.conf").string()};
+    sm.env = clientEnv(s, s.smHost);
+    sm.env["OSM_TMP_DIR"] = (s.dir / "osm-tmp").string();
+    sm.env["OSM_CACHE_DIR"] = (s.dir / "osm-cache").string();
+    if (!s.osmPlugin.empty()) {
+      std::string path = fs::path(s.osmPlugin).parent_path().string();
+      if (auto it = sm.env.find("LD_LIBRARY_PATH"); it != sm.env.end() && !it->second.empty())
+        path += ":" + it->second;
+      sm.env["LD_LIBRARY_PATH"] = path;
+    }
+    sm.cwd = s.workDir();
+    sm.logPath = s.dir / "opensm.out";
+    s.opensm = spawnDetached(sm);
+    saveState(s, extras);
+    spdlog::info("sim {}: opensm pid {} on {}", s.name, s.opensm.pid, s.smHost);
+
+    std::uintmax_t offset = fileSize(s.opensmLog());  // a restarted OpenSM appends
+    std::string carry;
+    while (!logContains(s.opensmLog(), offset, carry, "SUBNET UP")) {
+      if (!isAlive(s.ibsim)) {
+        throw SimError("ibsim exited during bring-up of \"" + s.name +
+                       "\": " + lastLogLine(s.ibsimLog()));
+      }
+      if (!isAlive(s.opensm)) {
+        const fs::path log = fileSize(s.opensmLog()) > 0 ? s.opensmLog() : s.dir / "opensm.out";
+        throw SimError("opensm exited during bring-up of \"" + s.name + "\": " + lastLogLine(log));
+      }
+      if (Clock::now() >= deadline) {
+        throw SimError(
+            "fabric \"" + s.name + "\" not up within " + std::to_string(timeout.count()) +
+            " s: OpenSM never reported SUBNET UP (last log line: " + lastLogLine(s.opensmLog()) +
+            ")");
+      }
+      throwIfInterrupted();
+      std::this_thread::sleep_for(50ms);
+    }
+    spdlog::info(
+        "sim {}: SUBNET UP after {} s", s.name,
+        secondsText(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start)));
+
+    // Verify from the simulator itself that every cabled HCA port is Active with a LID.
+    while (true) {
+      std::size_t caPorts = 0;
+      const auto bad = inactiveCaPorts(consoleCommand(s, "Dump", left()), &caPorts);
+      if (bad.empty()) break;
+      if (!isAlive(s.opensm)) {
+        throw SimError("opensm exited during bring-up of \"" + s.name +
+                       "\": " + lastLogLine(s.opensmLog()));
+      }
+      if (Clock::now() >= deadline) {
+        throw SimError("fabric \"" + s.name + "\" not up within " +
+                       std::to_string(timeout.count()) + " s: " + std::to_string(bad.size()) +
+                       " of " + std::to_string(caPorts) +
+                       " HCA ports are not Active with a LID (first: " + bad.front() + ")");
+      }
+      throwIfInterrupted();
+      std::this_thread::sleep_for(200ms);
+    }
+  }
+}
+
 FabricState up(const UpOptions& options) {
   validateName(options.name);
   const InterruptGuard interruptGuard;
@@ -644,112 +760,7 @@ FabricState up(const UpOptions& options) {
     s.status = "starting";
     saveState(s, extras);
 
-    // ibsim's tables are fixed-size: raise them above the file's counts (defaults otherwise).
-    const auto grow = [](std::size_t n, std::size_t floor) {
-      return std::to_string(std::max(floor, n + n / 8 + 16));
-    };
-    DaemonSpec ibsim;
-    ibsim.argv = {ibsimProgram(),
-                  "-s",
-                  "-N",
-                  grow(s.nodes, 2048),
-                  "-S",
-                  grow(s.switches, 256),
-                  "-P",
-                  grow(ports, 13312),
-                  s.fabricCopy().string()};
-    ibsim.env = {{"IBSIM_SOCKNAME", s.sockName}};
-    ibsim.cwd = s.dir;
-    ibsim.stdinPath = s.consoleFifo();  // read-write: ibsim holds a writer itself, never EOF
-    ibsim.logPath = s.ibsimLog();
-    s.ibsim = spawnDetached(ibsim);
-    saveState(s, extras);
-    spdlog::info("sim {}: ibsim pid {} on {} nodes", s.name, s.ibsim.pid, s.nodes);
-
-    // The console answers once the fabric is loaded and the simulator runs.
-    const auto left = [&] {
-      return std::max(
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()), 1ms);
-    };
-    try {
-      consoleCommand(s, "", left());
-    } catch (const SimError& e) {
-      if (gInterrupted != 0) throw;
-      if (!isAlive(s.ibsim)) {
-        throw SimError("ibsim exited during bring-up of \"" + s.name +
-                       "\": " + lastLogLine(s.ibsimLog()));
-      }
-      throw SimError("ibsim of \"" + s.name + "\" not ready within " +
-                     std::to_string(options.timeout.count()) + " s (" + e.what() + ")");
-    }
-
-    if (options.withSm) {
-      {
-        std::ofstream conf(s.dir / "opensm.conf");
-        conf << opensmConfig(s);
-        for (const auto& line : options.smOptions) conf << line << "\n";
-      }
-      DaemonSpec sm;
-      sm.argv = {opensmProgram(), "-F", (s.dir / "opensm.conf").string()};
-      sm.env = clientEnv(s, s.smHost);
-      sm.env["OSM_TMP_DIR"] = (s.dir / "osm-tmp").string();
-      sm.env["OSM_CACHE_DIR"] = (s.dir / "osm-cache").string();
-      if (!s.osmPlugin.empty()) {
-        std::string path = fs::path(s.osmPlugin).parent_path().string();
-        if (auto it = sm.env.find("LD_LIBRARY_PATH"); it != sm.env.end() && !it->second.empty())
-          path += ":" + it->second;
-        sm.env["LD_LIBRARY_PATH"] = path;
-      }
-      sm.cwd = s.workDir();
-      sm.logPath = s.dir / "opensm.out";
-      s.opensm = spawnDetached(sm);
-      saveState(s, extras);
-      spdlog::info("sim {}: opensm pid {} on {}", s.name, s.opensm.pid, s.smHost);
-
-      std::uintmax_t offset = 0;
-      std::string carry;
-      while (!logContains(s.opensmLog(), offset, carry, "SUBNET UP")) {
-        if (!isAlive(s.ibsim)) {
-          throw SimError("ibsim exited during bring-up of \"" + s.name +
-                         "\": " + lastLogLine(s.ibsimLog()));
-        }
-        if (!isAlive(s.opensm)) {
-          const fs::path log = fileSize(s.opensmLog()) > 0 ? s.opensmLog() : s.dir / "opensm.out";
-          throw SimError("opensm exited during bring-up of \"" + s.name +
-                         "\": " + lastLogLine(log));
-        }
-        if (Clock::now() >= deadline) {
-          throw SimError(
-              "fabric \"" + s.name + "\" not up within " + std::to_string(options.timeout.count()) +
-              " s: OpenSM never reported SUBNET UP (last log line: " + lastLogLine(s.opensmLog()) +
-              ")");
-        }
-        throwIfInterrupted();
-        std::this_thread::sleep_for(50ms);
-      }
-      spdlog::info(
-          "sim {}: SUBNET UP after {} s", s.name,
-          secondsText(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start)));
-
-      // Verify from the simulator itself that every cabled HCA port is Active with a LID.
-      while (true) {
-        std::size_t caPorts = 0;
-        const auto bad = inactiveCaPorts(consoleCommand(s, "Dump", left()), &caPorts);
-        if (bad.empty()) break;
-        if (!isAlive(s.opensm)) {
-          throw SimError("opensm exited during bring-up of \"" + s.name +
-                         "\": " + lastLogLine(s.opensmLog()));
-        }
-        if (Clock::now() >= deadline) {
-          throw SimError("fabric \"" + s.name + "\" not up within " +
-                         std::to_string(options.timeout.count()) +
-                         " s: " + std::to_string(bad.size()) + " of " + std::to_string(caPorts) +
-                         " HCA ports are not Active with a LID (first: " + bad.front() + ")");
-        }
-        throwIfInterrupted();
-        std::this_thread::sleep_for(200ms);
-      }
-    }
+    startProcesses(s, extras, ports, &options.smOptions, start, deadline, options.timeout);
     s.status = "up";
     saveState(s);
     return s;
@@ -760,6 +771,52 @@ FabricState up(const UpOptions& options) {
     fs::remove_all(s.dir, ec);
     throw;
   }
+}
+
+FabricState restart(const std::string& name, std::chrono::seconds timeout) {
+  const InterruptGuard interruptGuard;
+  const auto start = Clock::now();
+  const auto deadline = start + timeout;
+  FabricState s = load(name);
+  if (s.status != "up") {
+    throw SimError("fabric \"" + name + "\" is " + (s.status.empty() ? "unknown" : s.status) +
+                   ", not up: only a fabric that was up can be restarted");
+  }
+  NetFabric fabric;
+  try {
+    fabric = parseNetFile(s.fabricCopy());
+  } catch (const NetFileError& e) {
+    throw SimError(e.what());
+  }
+  std::size_t ports = 0;
+  for (const auto& n : fabric.nodes) ports += static_cast<std::size_t>(n.numPorts) + 1;
+  // OpenSM first (it hangs on exit while ibsim is gone or going), then ibsim. The fabric's other
+  // clients keep running, as they would through a real simulator crash.
+  bool stopped = true;
+  if (s.opensm.pid != 0 && isAlive(s.opensm)) stopped &= terminateAll({s.opensm}, 5s, 3s) == 0;
+  if (s.ibsim.pid != 0 && isAlive(s.ibsim)) stopped &= terminateAll({s.ibsim}, 3s, 2s) == 0;
+  if (!stopped) throw SimError("the simulator of \"" + name + "\" survived SIGKILL");
+  StateExtras extras;
+  extras.upProcess = {::getpid(), processStartTime(::getpid()).value_or(0)};
+  s.status = "starting";
+  s.ibsim = {};
+  s.opensm = {};
+  saveState(s, extras);
+  try {
+    startProcesses(s, extras, ports, nullptr, start, deadline, timeout);
+  } catch (...) {
+    spdlog::info("sim {}: restart failed, stopping what it started", s.name);
+    gInterrupted = 0;
+    if (s.opensm.pid != 0) terminateAll({s.opensm}, 5s, 3s);
+    if (s.ibsim.pid != 0) terminateAll({s.ibsim}, 3s, 2s);
+    s.status = "up";  // stale: `sim down` cleans it up, `sim restart` may try again
+    saveState(s);
+    throw;
+  }
+  s.status = "up";
+  s.startedAt = static_cast<std::int64_t>(std::time(nullptr));
+  saveState(s);
+  return s;
 }
 
 DownReport down(const std::string& name) {

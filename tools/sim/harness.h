@@ -100,6 +100,13 @@ struct UpOptions {
 /// is stopped, the state directory removed, and SimError thrown.
 FabricState up(const UpOptions& options);
 
+/// Restarts the simulator of a fabric that was up (also one whose ibsim died): stops OpenSM,
+/// then ibsim, starts ibsim again on the same fabric copy and IBSIM_SOCKNAME, then OpenSM (same
+/// opensm.conf and cache, so LIDs are assigned again), and waits as up() does. The fabric's
+/// other clients are left running. Returns the new state; throws SimError (the fabric is then
+/// stale: `down` cleans it up).
+FabricState restart(const std::string& name, std::chrono::seconds timeout);
+
 struct DownReport {
   bool wasStale = false;
   std::size_t processesStopped = 0;
