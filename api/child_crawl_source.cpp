@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "discovery/topology_json.h"
+#include "telemetry/child_process.h"
 
 extern char** environ;
 
@@ -58,32 +59,10 @@ std::string ChildCrawlSource::describe() const {
 TopologyPtr ChildCrawlSource::discover() {
   if (argv_.empty()) throw CrawlError("crawl child: no command");
   Pipe out, err;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err.fd[1], STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   // Nothing else of the daemon's (the listening socket, the sweep's umad port) leaks into the
-  // child.
-  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
-  // The daemon blocks its termination signals in every thread (they are taken with sigwait);
-  // the child must get the default mask and dispositions back.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&defaults, s);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args;
-  for (auto& a : argv_) args.push_back(a.data());
-  args.push_back(nullptr);
+  // child, and it gets the default signal mask and dispositions back.
   pid_t pid = -1;
-  int rc = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  const int rc = spawnChild(argv_, {{{out.fd[1], STDOUT_FILENO}, {err.fd[1], STDERR_FILENO}}}, pid);
   if (rc != 0) throw CrawlError("crawl child: cannot start " + argv_[0] + ": " + std::strerror(rc));
   out.closeWrite();
   err.closeWrite();

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "telemetry/child_process.h"
 #include "telemetry/mad_proxy.h"
 
 extern char** environ;
@@ -80,29 +81,7 @@ bool SubprocessMadTransport::spawn(std::string& error) {
   } else if (options_.argv.empty()) {
     error = "mad proxy: no command";
   } else {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, sv[1], kChildFd);
-    posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addclosefrom_np(&actions, kChildFd + 1);
-    // The daemon blocks its termination signals (taken with sigwait): the child gets defaults.
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    for (int s : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&defaults, s);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::vector<char*> args;
-    for (auto& a : options_.argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    const int rc = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
+    const int rc = spawnChild(options_.argv, {{{sv[1], kChildFd}, {err[1], STDERR_FILENO}}}, pid);
     if (rc != 0) {
       error = "mad proxy: cannot start " + options_.argv[0] + ": " + std::strerror(rc);
       pid = -1;
