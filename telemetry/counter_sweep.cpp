@@ -101,32 +101,6 @@ std::string describeFailure(std::string_view what, const MadResult& r) {
   return buf;
 }
 
-// Reply arrival times, written on the engine's I/O thread and read after the batch is done.
-struct ReplyTimes {
-  explicit ReplyTimes(std::size_t n) : at(n) {}
-  std::mutex mu;
-  std::vector<mad::Clock::time_point> at;
-};
-
-std::vector<MadResult> runTimed(mad::MadEngine& engine, const mad::Clock& clock,
-                                std::vector<MadRequest> requests,
-                                std::vector<mad::Clock::time_point>* times) {
-  auto rt = std::make_shared<ReplyTimes>(requests.size());
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    requests[i].onComplete = [rt, i, &clock](const MadResult&) {
-      auto now = clock.now();
-      std::lock_guard lock(rt->mu);
-      rt->at[i] = now;
-    };
-  }
-  auto results = engine.run(std::move(requests));
-  if (times) {
-    std::lock_guard lock(rt->mu);
-    *times = rt->at;
-  }
-  return results;
-}
-
 void tally(SweepStats& stats, const std::vector<MadResult>& results) {
   for (const auto& r : results) {
     ++stats.requests;
@@ -409,9 +383,8 @@ CounterSnapshotPtr CounterSweeper::sweep() {
     }
   }
 
-  std::vector<mad::Clock::time_point> times;
   const auto madStart = clock_.now();
-  auto results = runTimed(engine_, clock_, requests, &times);
+  auto results = engine_.run(std::move(requests));
   stats.madDuration = clock_.now() - madStart;
   tally(stats, results);
 
@@ -436,7 +409,7 @@ CounterSnapshotPtr CounterSweeper::sweep() {
       }
       continue;
     }
-    s.at = std::max(s.at, times[r]);
+    s.at = std::max(s.at, res.completedAt);
     const PmaCapabilities& cap = capabilities_.at(t.key.node);
     if (p.kind == Kind::kExtended) {
       auto c = mad::decodePortCountersExtended(res.reply);
