@@ -336,6 +336,8 @@ CounterSnapshotPtr CounterSweeper::sweep() {
   };
   std::vector<MadRequest> requests;
   std::vector<Pending> pending;
+  requests.reserve(2 * targets_.size());
+  pending.reserve(2 * targets_.size());
   std::vector<PortSample> samples(targets_.size());
   for (std::size_t i = 0; i < targets_.size(); ++i) {
     const Target& t = targets_[i];
@@ -388,24 +390,34 @@ CounterSnapshotPtr CounterSweeper::sweep() {
   stats.madDuration = clock_.now() - madStart;
   tally(stats, results);
 
+  // Per-target accounting only for the targets that failed something (almost always none).
   std::map<Lid, TargetFailure> byLid;
+  for (std::size_t r = 0; r < results.size(); ++r) {
+    if (!results[r].ok() || mad::madStatus(results[r].reply) != 0)
+      byLid.try_emplace(targets_[pending[r].port].lid);
+  }
   for (std::size_t r = 0; r < results.size(); ++r) {
     const Pending& p = pending[r];
     const Target& t = targets_[p.port];
     PortSample& s = samples[p.port];
     const MadResult& res = results[r];
-    TargetFailure& tf = byLid[t.lid];
-    tf.lid = t.lid;
-    tf.node = t.key.node;
-    ++tf.requests;
-    tf.attempts += res.attempts;
+    TargetFailure* tf = nullptr;
+    if (!byLid.empty()) {
+      if (auto it = byLid.find(t.lid); it != byLid.end()) {
+        tf = &it->second;
+        tf->lid = t.lid;
+        tf->node = t.key.node;
+        ++tf->requests;
+        tf->attempts += res.attempts;
+      }
+    }
     const char* what = p.kind == Kind::kExtended ? "PortCountersExtended" : "PortCounters";
     if (!res.ok() || mad::madStatus(res.reply) != 0) {
-      ++tf.failedRequests;
-      tf.reason = describeFailure(what, res);
+      ++tf->failedRequests;
+      tf->reason = describeFailure(what, res);
       if (s.status == PortStatus::kOk) {
         s.status = res.ok() ? PortStatus::kUnsupported : PortStatus::kTimeout;
-        s.detail = tf.reason;
+        s.detail = tf->reason;
       }
       continue;
     }
@@ -470,8 +482,10 @@ CounterSnapshotPtr CounterSweeper::sweep() {
     samples.push_back(std::move(g));
   }
   gone_.clear();
-  std::sort(samples.begin(), samples.end(),
-            [](const PortSample& a, const PortSample& b) { return a.key < b.key; });
+  // Samples follow targets_, which is sorted: only ports gone since the last sweep need a sort.
+  const auto byKey = [](const PortSample& a, const PortSample& b) { return a.key < b.key; };
+  if (!std::is_sorted(samples.begin(), samples.end(), byKey))
+    std::sort(samples.begin(), samples.end(), byKey);
   snap->ports = std::move(samples);
   snap->failures = std::move(failures);
   snap->finished = clock_.now();
