@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "api/http_json.h"
 #include "scheduler_hooks/export_k8s.h"
 #include "scheduler_hooks/export_slurm.h"
 #include "scheduler_hooks/extender.h"
@@ -18,12 +19,6 @@ using nlohmann::json;
 using Request = httplib::Request;
 using Response = httplib::Response;
 namespace sh = scheduler_hooks;
-
-void sendError(Response& res, int status, const std::string& message) {
-  res.status = status;
-  res.set_content(json{{"error", {{"code", status}, {"message", message}}}}.dump() + "\n",
-                  "application/json");
-}
 
 /// Layout and health of one state, computed once.
 struct Prepared {

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include "api/http_json.h"
 #include "api/json_views.h"
 
 namespace ibfabric::api {
@@ -41,11 +42,6 @@ json switchJson(const Topology& t, const SwitchTableStatus& s) {
             {"next_retry", timeOrNull(s.nextRetry)}};
   if (!s.lastError.empty()) j["error"] = s.lastError;
   return j;
-}
-
-void sendJson(httplib::Response& res, const json& body, int status = 200) {
-  res.status = status;
-  res.set_content(body.dump() + "\n", "application/json");
 }
 
 }  // namespace

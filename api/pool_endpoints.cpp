@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "api/http_json.h"
 #include "api/placement_endpoint.h"
 #include "api/service_config.h"
 #include "scheduler_hooks/pool_placer.h"
@@ -27,15 +28,6 @@ using scheduler_hooks::JobClass;
 using scheduler_hooks::PoolError;
 using Request = httplib::Request;
 using Response = httplib::Response;
-
-void sendJson(Response& res, const json& body, int status = 200) {
-  res.status = status;
-  res.set_content(body.dump() + "\n", "application/json");
-}
-
-void sendError(Response& res, int status, const std::string& message) {
-  sendJson(res, {{"error", {{"code", status}, {"message", message}}}}, status);
-}
 
 /// Runs a handler body, turning the pool's and the inventory's errors into JSON answers.
 template <typename Fn>

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/export_endpoints.h"
+#include "api/http_json.h"
 #include "api/json_views.h"
 #include "api/metrics.h"
 #include "api/metrics_cache.h"
@@ -21,15 +22,6 @@ namespace {
 using nlohmann::json;
 using Request = httplib::Request;
 using Response = httplib::Response;
-
-void sendJson(Response& res, const json& body, int status = 200) {
-  res.status = status;
-  res.set_content(body.dump() + "\n", "application/json");
-}
-
-void sendError(Response& res, int status, const std::string& message) {
-  sendJson(res, {{"error", {{"code", status}, {"message", message}}}}, status);
-}
 
 /// The state, or a 503 already sent when the first crawl has not completed.
 ServiceStatePtr requireTopology(FabricService& service, Response& res) {

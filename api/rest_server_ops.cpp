@@ -5,6 +5,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "api/http_json.h"
 #include "api/json_views.h"
 #include "api/rest_server.h"
 
@@ -14,15 +15,6 @@ namespace {
 using nlohmann::json;
 using Request = httplib::Request;
 using Response = httplib::Response;
-
-void send(Response& res, const json& body, int status) {
-  res.status = status;
-  res.set_content(body.dump() + "\n", "application/json");
-}
-
-void fail(Response& res, int status, const std::string& message) {
-  send(res, {{"error", {{"code", status}, {"message", message}}}}, status);
-}
 
 /// A sweep is overdue when its planned start passed more than 10 s (+ twice the last sweep's
 /// duration) ago: a sweep that hangs (e.g. a wedged transport) shows here.
@@ -80,10 +72,10 @@ void RestServer::opsRoutes() {
   // Liveness: the process serves HTTP. Always 200.
   svr.Get("/api/v1/health/live", [&service, now](const Request&, Response& res) {
     auto s = service.state();
-    send(res,
-         {{"live", true},
-          {"uptime_seconds", std::chrono::duration<double>(now() - s->started).count()}},
-         200);
+    sendJson(res,
+             {{"live", true},
+              {"uptime_seconds", std::chrono::duration<double>(now() - s->started).count()}},
+             200);
   });
   // Readiness: 200 only while the data is fresh (see readyNow); else 503 with the health body.
   svr.Get("/api/v1/health/ready", [&service, now](const Request&, Response& res) {
@@ -94,15 +86,16 @@ void RestServer::opsRoutes() {
     body["ready"] = ready;
     body["sweep_overdue"] = sweepOverdue(*s, t);
     if (!ready && s->ready()) body["status"] = "degraded";
-    send(res, body, ready ? 200 : 503);
+    sendJson(res, body, ready ? 200 : 503);
   });
 
   // The last crawl against the configured expected topology.
   svr.Get("/api/v1/topology/compare", [&service](const Request&, Response& res) {
     auto s = service.state();
-    if (!s->topology) return fail(res, 503, "not ready: the first crawl has not completed");
+    if (!s->topology) return sendError(res, 503, "not ready: the first crawl has not completed");
     if (!s->comparison)
-      return fail(res, 404, "no expected topology configured (expected_topology in the config)");
+      return sendError(res, 404,
+                       "no expected topology configured (expected_topology in the config)");
     const TopologyComparison& c = *s->comparison;
     json body = compareToJson(c.result);
     json nodes = json::array();
@@ -115,48 +108,50 @@ void RestServer::opsRoutes() {
     body["missing_nodes"] = {
         {"switch", c.missingSwitches}, {"ca", c.missingCas}, {"router", c.missingRouters}};
     body["compared_at"] = std::chrono::duration<double>(c.at.time_since_epoch()).count();
-    send(res, body, 200);
+    sendJson(res, body, 200);
   });
 
   svr.Post(R"(/api/v1/ports/([^/]+)/([^/]+)/clear-counters)",
            [this, &service](const Request& req, Response& res) {
              const std::string expected = token();
-             if (expected.empty()) return fail(res, 403, "writes are disabled (no api_token set)");
+             if (expected.empty())
+               return sendError(res, 403, "writes are disabled (no api_token set)");
              const std::string auth = req.get_header_value("Authorization");
-             if (auth.rfind("Bearer ", 0) != 0) return fail(res, 401, "bearer token required");
-             if (auth.substr(7) != expected) return fail(res, 403, "wrong token");
+             if (auth.rfind("Bearer ", 0) != 0) return sendError(res, 401, "bearer token required");
+             if (auth.substr(7) != expected) return sendError(res, 403, "wrong token");
              auto s = service.state();
              if (!s->topology)
-               return fail(res, 503, "not ready: the first crawl has not completed");
+               return sendError(res, 503, "not ready: the first crawl has not completed");
              const std::string g = req.matches[1], p = req.matches[2];
              auto guid = parseGuid(g);
-             if (!guid) return fail(res, 400, "not a GUID: " + g);
+             if (!guid) return sendError(res, 400, "not a GUID: " + g);
              unsigned portNum = 0;
              auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), portNum);
              if (ec != std::errc() || end != p.data() + p.size() || p.empty() || portNum > 255)
-               return fail(res, 400, "not a port number: " + p);
+               return sendError(res, 400, "not a port number: " + p);
              const Topology& t = *s->topology;
              const Node* n = t.findNode(*guid);
              if (!n) {
                if (auto ref = t.findPort(*guid)) n = &t.node(ref->node);
              }
-             if (!n) return fail(res, 404, "no node with GUID " + g);
+             if (!n) return sendError(res, 404, "no node with GUID " + g);
              const Port* port = n->port(PortNum(static_cast<std::uint8_t>(portNum)));
-             if (!port) return fail(res, 404, "node " + g + " has no port " + p);
-             if (!port->remote) return fail(res, 404, "port " + p + " of " + g + " has no link");
+             if (!port) return sendError(res, 404, "node " + g + " has no port " + p);
+             if (!port->remote)
+               return sendError(res, 404, "port " + p + " of " + g + " has no link");
              if (!s->counters)
-               return fail(res, 503, "not ready: no counter sweep has completed yet");
+               return sendError(res, 503, "not ready: no counter sweep has completed yet");
              const telemetry::PortKey key{n->guid, port->num};
              const auto result = service.clearCounters(key, options_.clearTimeout);
              const int status = httpStatus(result.status);
-             if (status != 200) return fail(res, status, result.message);
-             send(res,
-                  {{"status", "cleared"},
-                   {"guid", toString(n->guid)},
-                   {"port", portNum},
-                   {"extended", result.extended},
-                   {"last_event_id", service.events().lastId()}},
-                  200);
+             if (status != 200) return sendError(res, status, result.message);
+             sendJson(res,
+                      {{"status", "cleared"},
+                       {"guid", toString(n->guid)},
+                       {"port", portNum},
+                       {"extended", result.extended},
+                       {"last_event_id", service.events().lastId()}},
+                      200);
            });
 }
 

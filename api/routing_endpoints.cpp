@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "api/http_json.h"
 #include "api/json_views.h"
 #include "api/lft_status.h"
 #include "routing/route_query.h"
@@ -15,15 +16,6 @@ namespace {
 using nlohmann::json;
 using Request = httplib::Request;
 using Response = httplib::Response;
-
-void sendJson(Response& res, const json& body, int status = 200) {
-  res.status = status;
-  res.set_content(body.dump() + "\n", "application/json");
-}
-
-void sendError(Response& res, int status, const std::string& message) {
-  sendJson(res, {{"error", {{"code", status}, {"message", message}}}}, status);
-}
 
 /// The state with forwarding tables, or a 503 already sent.
 ServiceStatePtr requireTables(FabricService& service, Response& res) {

@@ -47,6 +47,7 @@
 #include "discovery/crawler.h"
 #include "telemetry/clock.h"
 #include "telemetry/counter_sweep.h"
+#include "telemetry/heap_tuning.h"
 #include "telemetry/mad_engine.h"
 #include "telemetry/mad_proxy.h"
 #include "telemetry/pma_attributes.h"
@@ -381,6 +382,7 @@ int runParent(const Options& o, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ibfabric::telemetry::keepLargeBuffersInHeap();  // as ibfabricd and the CLI do
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

@@ -54,10 +54,10 @@ const char* toString(MadOutcome outcome);
 struct MadResult {
   MadOutcome outcome = MadOutcome::kAborted;
   MadBuffer reply{};
-  int attempts = 0;             ///< Sends made for this request.
-  Clock::duration latency{};    ///< First send to completion.
+  int attempts = 0;                 ///< Sends made for this request.
+  Clock::duration latency{};        ///< First send to completion.
   Clock::time_point completedAt{};  ///< Engine clock when the request completed (reply arrival).
-  int lastTransportStatus = 0;  ///< Last non-zero umad status or send errno seen, else 0.
+  int lastTransportStatus = 0;      ///< Last non-zero umad status or send errno seen, else 0.
   bool ok() const { return outcome == MadOutcome::kOk; }
 };
 

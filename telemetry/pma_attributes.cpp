@@ -102,14 +102,18 @@ MadBuffer pmaGet(PmaAttribute attribute) {
 
 MadBuffer buildClassPortInfoGet() { return pmaGet(PmaAttribute::kClassPortInfo); }
 
+// A sweep builds two requests per port: their header is encoded once per attribute, and each
+// request is a copy with its PortSelect set.
 MadBuffer buildPortCountersGet(std::uint8_t portSelect) {
-  MadBuffer mad = pmaGet(PmaAttribute::kPortCounters);
+  static const MadBuffer kGet = pmaGet(PmaAttribute::kPortCounters);
+  MadBuffer mad = kGet;
   detail::setField(detail::attributeData(mad), IB_PC_PORT_SELECT_F, portSelect);
   return mad;
 }
 
 MadBuffer buildPortCountersExtendedGet(std::uint8_t portSelect) {
-  MadBuffer mad = pmaGet(PmaAttribute::kPortCountersExtended);
+  static const MadBuffer kGet = pmaGet(PmaAttribute::kPortCountersExtended);
+  MadBuffer mad = kGet;
   detail::setField(detail::attributeData(mad), IB_PC_EXT_PORT_SELECT_F, portSelect);
   return mad;
 }

@@ -28,6 +28,7 @@
 #include "api/service_config.h"
 #include "api/version.h"
 #include "discovery/node_name_map.h"
+#include "telemetry/heap_tuning.h"
 
 namespace {
 
@@ -225,6 +226,7 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
 }  // namespace
 
 int main(int argc, char** argv) {
+  ibfabric::telemetry::keepLargeBuffersInHeap();
   CLI::App app{"ibfabricd - InfiniBand fabric manager and telemetry daemon"};
   Flags flags;
   bool version = false, checkConfig = false, crawlOnce = false, madProxy = false;

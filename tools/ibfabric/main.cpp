@@ -5,9 +5,11 @@
 #include <exception>
 
 #include "api/version.h"
+#include "telemetry/heap_tuning.h"
 #include "tools/ibfabric/commands.h"
 
 int main(int argc, char** argv) {
+  ibfabric::telemetry::keepLargeBuffersInHeap();
   CLI::App app{"ibfabric - InfiniBand fabric manager and telemetry tool"};
   app.require_subcommand(1);
   app.set_version_flag("--version", ibfabric::versionString());

@@ -1,0 +1,14 @@
+#include "telemetry/heap_tuning.h"
+
+#include <malloc.h>
+
+namespace ibfabric::telemetry {
+
+bool keepLargeBuffersInHeap() {
+  constexpr int kThreshold = 256 << 20;
+  const bool mmapOk = mallopt(M_MMAP_THRESHOLD, kThreshold) == 1;
+  const bool trimOk = mallopt(M_TRIM_THRESHOLD, kThreshold) == 1;
+  return mmapOk && trimOk;
+}
+
+}  // namespace ibfabric::telemetry

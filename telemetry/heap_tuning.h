@@ -1,0 +1,18 @@
+// Heap settings for processes that sweep large fabrics.
+//
+// A counter sweep of a 10,240-HCA fabric allocates a few large arrays every sweep (122,880 MAD
+// requests and as many results, ~36 MB each, and the port samples). glibc serves allocations that
+// size with fresh mmap()s and unmaps them on free, so every sweep paid page faults and the kernel
+// zeroing ~100 MB again (measured: building the requests and the result array took 2-3x longer
+// than with reused memory). keepLargeBuffersInHeap() raises the mmap and trim thresholds to
+// 256 MB so those arrays are carved from the heap and their pages stay mapped between sweeps;
+// the price is that the process keeps its high-water mark of such memory. Call it once, early in
+// main(), before threads start.
+#pragma once
+
+namespace ibfabric::telemetry {
+
+/// Returns false if the C library refused the setting (the process runs as before).
+bool keepLargeBuffersInHeap();
+
+}  // namespace ibfabric::telemetry
