@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -418,7 +419,12 @@ TEST(SimHarnessBadInput, TimeoutWhenHcasCannotComeUp) {
   const auto name = uniqueFabricName("island");
   const auto r = runCli({"sim", "up", path.string(), "--name", name, "--timeout", "3"}, 60s);
   expectOneLineError(r, "not up within 3 s");
-  EXPECT_NE(r.err.find("2 of 6 HCA ports are not Active"), std::string::npos) << r.err;
+  // The island's 2 HCA ports never come up; on a loaded machine some of the main part's may
+  // not have come up within the 3 s either.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(([0-9]) of 6 HCA ports are not Active)")))
+      << r.err;
+  EXPECT_GE(std::stoi(m[1].str()), 2) << r.err;
   expectNothingLeft(name);
 }
 
