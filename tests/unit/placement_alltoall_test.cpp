@@ -272,7 +272,7 @@ TEST(PlacementAllToAll, IncrementalScoringGivesTheSameAnswer) {
   std::mt19937 rng(23);
   for (const Fabric& f : {superpod2(), threeLevel(), twoLevel()}) {
     auto index = std::make_shared<const PlacementIndex>(f.topo, f.tables);
-    for (int trial = 0; trial < 8; ++trial) {
+    for (int trial = 0; trial < 6; ++trial) {
       auto load = randomLoad(f, rng);
       PlacementRequest r;
       r.pattern = CommPattern::kAllToAll;
@@ -281,6 +281,7 @@ TEST(PlacementAllToAll, IncrementalScoringGivesTheSameAnswer) {
       r.hosts = static_cast<int>(std::clamp<std::size_t>(free.size() / 2, 2, 12));
       if (trial % 2) r.candidates = free;
       for (std::size_t hottest : {std::size_t{3}, std::size_t{1} << 20}) {
+        if (hottest > 3 && trial % 3 != 0) continue;  // listing every link is slow under ASan
         PlacementLimits full, incremental;
         full.improvementWork = incremental.improvementWork = 1ull << 40;  // never the limit
         full.hottestLinks = incremental.hottestLinks = hottest;
