@@ -1,6 +1,7 @@
 // The placement engine (placement_engine.h): candidate generation by block and leaf group with
 // load-aware ordering, exact scoring on the forwarding tables, bounded local improvement.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -283,6 +284,7 @@ struct PlacementEngine::Impl {
   void reset() {
     for (DirectedLinkId d : touched) flows[d] = 0;
     touched.clear();
+    base.valid = false;
   }
 
   double hostQuality(HostId h) const {
@@ -365,7 +367,7 @@ struct PlacementEngine::Impl {
   static constexpr Column kNoColumn = PlacementIndex::kNoColumn;
   struct Walk {  // per switch column, for the current destination (valid when stamp == walkStamp)
     std::uint32_t stamp = 0;
-    std::uint32_t acc = 0;  // flows that leave this switch towards the destination
+    std::int64_t acc = 0;  // flows that leave this switch towards the destination
     DirectedLinkId tx = PlacementIndex::kNoLink;
     Column next = kNoColumn;  // the next switch, kNoColumn at the end of the path
     int height = 0;           // switches from here to the end of the path (0 = being walked)
@@ -411,8 +413,12 @@ struct PlacementEngine::Impl {
     }
   }
 
-  /// Source leaves of `members` (first appearance order) with their counts.
+  /// Source leaves of `members` (first appearance order) with their counts, into srcLeaves.
   void countLeaves(const std::vector<const PlacementIndex::Hca*>& members) {
+    countLeaves(members, srcLeaves);
+  }
+  void countLeaves(const std::vector<const PlacementIndex::Hca*>& members,
+                   std::vector<std::pair<Column, std::uint32_t>>& out) {
     if (leafCount.empty()) {
       leafCount.assign(ix.switchCount(), 0);
       leafStamp.assign(ix.switchCount(), 0);
@@ -421,21 +427,41 @@ struct PlacementEngine::Impl {
       std::fill(leafStamp.begin(), leafStamp.end(), 0);
       leafStampNow = 1;
     }
-    srcLeaves.clear();
+    out.clear();
     for (const auto* hca : members) {
       Column c = hca->leafColumn;
       if (leafStamp[c] != leafStampNow) {
         leafStamp[c] = leafStampNow;
         leafCount[c] = 0;
-        srcLeaves.emplace_back(c, 0);
+        out.emplace_back(c, 0);
       }
       ++leafCount[c];
     }
-    for (auto& [c, count] : srcLeaves) count = leafCount[c];
+    for (auto& [c, count] : out) count = leafCount[c];
   }
 
   /// Flows from the source leaves (minus the destination itself) to `dst`, merged per switch.
   void routeToDestination(const PlacementIndex::Hca& dst, Eval& e) {
+    routeTree(
+        dst, srcLeaves, true,
+        [&](DirectedLinkId d, std::int64_t count) { add(d, static_cast<std::uint32_t>(count)); },
+        [&](std::int64_t count, int height, bool routed) {
+          if (routed) {
+            e.maxHops = std::max(e.maxHops, height);
+            hopFlows[static_cast<std::size_t>(height)] += static_cast<std::uint64_t>(count);
+          } else {
+            e.unroutedFlows += static_cast<std::uint64_t>(count);
+          }
+        });
+  }
+
+  /// The flows from `leaves` (source leaf, sources on it; minus `dst` itself when it is one of
+  /// the sources) to `dst`, merged per switch: onLink(directed link, flows) once per link of the
+  /// tree, onSource(flows, switches to the destination, routed) once per source leaf.
+  /// Counts may be negative (a change of the sources: flows that cancel are not pushed on).
+  template <typename LeafList, typename OnLink, typename OnSource>
+  void routeTree(const PlacementIndex::Hca& dst, const LeafList& leaves, bool dstIsSource,
+                 OnLink&& onLink, OnSource&& onSource) {
     if (walk.empty()) walk.resize(ix.switchCount());
     if (++walkStamp == 0) {
       for (auto& w : walk) w.stamp = 0;
@@ -449,8 +475,9 @@ struct PlacementEngine::Impl {
     }
     walked.clear();
     segments.clear();
-    for (const auto& [leaf, count] : srcLeaves) {
-      const std::uint32_t c = count - (dst.leafColumn == leaf ? 1u : 0u);
+    for (const auto& [leaf, count] : leaves) {
+      const std::int64_t c =
+          static_cast<std::int64_t>(count) - (dstIsSource && dst.leafColumn == leaf ? 1 : 0);
       if (c == 0) continue;
       // Walk until a switch already reached for this destination (or the end of the path).
       path.clear();
@@ -494,11 +521,7 @@ struct PlacementEngine::Impl {
       }
       Walk& src = walk[leaf];
       src.acc += c;
-      if (src.routed) {
-        e.maxHops = std::max(e.maxHops, src.height);
-      } else {
-        e.unroutedFlows += c;
-      }
+      onSource(c, src.height, src.routed);
     }
     // Push the counts down the tree. A walk's new switches lead only to themselves or to switches
     // of earlier walks: the walks in reverse order, each from its source on, is a topological
@@ -508,7 +531,7 @@ struct PlacementEngine::Impl {
       for (std::uint32_t i = segments[k]; i < segments[k + 1]; ++i) {
         const Walk& w = walk[walked[i]];
         if (w.acc == 0) continue;
-        if (w.tx != PlacementIndex::kNoLink) add(w.tx, w.acc);
+        if (w.tx != PlacementIndex::kNoLink) onLink(w.tx, w.acc);
         if (w.next != kNoColumn) walk[w.next].acc += w.acc;
       }
     }
@@ -539,6 +562,314 @@ struct PlacementEngine::Impl {
     }
   }
   std::vector<const PlacementIndex::Hca*> dsts;
+
+  // --- Incremental alltoall.
+  //
+  // The flows of the last alltoall evaluated in full stay in `flows` (the base, set S). Another
+  // host set T = K + U (K = S minus the hosts X it drops, U = the hosts it adds) differs from S
+  // by the pairs that involve X or U, per rail:
+  //   flows(T) - flows(S) = [K -> U] + [U -> K] + [U -> U] - [K -> X] - [X -> K] - [X -> X]
+  // [X -> K] + [X -> X] is, per destination of S, the merged tree from X's source leaves only;
+  // [K -> X] is, per destination in X, the tree from K's source leaves (the same for U and T).
+  // These few trees go into a separate delta (`delta`, `deltaTouched`); the bottleneck, hop
+  // count and hottest links are then read from base + delta: exactly the numbers of a full
+  // evaluation, for a fraction of its walks when X and U are small (a local-search swap: one
+  // host each). evaluate() picks whichever is cheaper.
+
+  /// Per hop count (switches), the routed flows of the evaluation in `flows`.
+  std::array<std::uint64_t, PlacementIndex::kMaxSwitchHops + 1> hopFlows{};
+  struct Base {
+    bool valid = false;
+    std::vector<char> in;  // per host: in S
+    Order hosts;           // S
+    std::array<std::uint64_t, PlacementIndex::kMaxSwitchHops + 1> hopFlows{};
+    std::uint64_t work = 0;  // of its full evaluation
+  } base;
+  std::vector<std::int64_t> delta;  // per directed link, valid where deltaMark == deltaStamp
+  std::vector<std::uint32_t> deltaMark;
+  std::uint32_t deltaStamp = 0;
+  std::vector<DirectedLinkId> deltaTouched;
+  std::array<std::int64_t, PlacementIndex::kMaxSwitchHops + 1> deltaHops{};
+  std::vector<char> inOrder;  // per host: in the order being evaluated
+  using Members = std::vector<const PlacementIndex::Hca*>;
+  using Leaves = std::vector<std::pair<Column, std::uint32_t>>;
+  struct RailDelta {
+    int id = 0;
+    Members kept, dropped, added;
+    Leaves keptLeaves, droppedLeaves, addedLeaves;
+    // Net change of the source leaves a kept destination sees (signed counts).
+    std::vector<std::pair<Column, std::int64_t>> netFrom;
+  };
+  // The base's links with the smallest shares and the hottest ones, best first (a change rarely
+  // touches them all: then the full lists are scanned).
+  static constexpr std::size_t kBaseTop = 64;
+  std::vector<DirectedLinkId> baseByShare, baseByHeat;
+  std::vector<std::int64_t> netLeaf;  // per switch column, scratch
+  std::vector<RailDelta> railDelta;
+
+  void addDelta(DirectedLinkId d, std::int64_t count) {
+    if (deltaMark[d] != deltaStamp) {
+      deltaMark[d] = deltaStamp;
+      delta[d] = 0;
+      deltaTouched.push_back(d);
+    }
+    delta[d] += count;
+    ++work;
+  }
+  std::int64_t flowsAfter(DirectedLinkId d) const {
+    return static_cast<std::int64_t>(flows[d]) + (deltaMark[d] == deltaStamp ? delta[d] : 0);
+  }
+
+  /// Keeps the evaluation now in `flows` (of `order`) as the base when it can serve as one.
+  void keepBase(const Order& order, const Eval& e, std::uint64_t fullWork) {
+    if (!limits.incrementalAllToAll || e.unroutedFlows > 0) return;
+    for (std::size_t r = 0; r < railIds.size(); ++r) {
+      if (uncabled[r] > 0) return;
+    }
+    base.in.assign(ix.hosts().size(), 0);
+    for (HostId h : order) base.in[h] = 1;
+    base.hosts = order;
+    base.hopFlows = hopFlows;
+    base.work = fullWork;
+    base.valid = true;
+    auto byShare = [&](DirectedLinkId a, DirectedLinkId b) {
+      double sa = residual[a] / flows[a], sb = residual[b] / flows[b];
+      if (sa != sb) return sa < sb;
+      return a < b;
+    };
+    auto byHeat = [&](DirectedLinkId a, DirectedLinkId b) {
+      double ua = utilization[a], ub = utilization[b];
+      if (ua != ub) return ua > ub;
+      return byShare(a, b);
+    };
+    for (auto* list : {&baseByShare, &baseByHeat}) {
+      list->assign(touched.begin(), touched.end());
+      const std::size_t k = std::min(list->size(), kBaseTop);
+      auto mid = list->begin() + static_cast<std::ptrdiff_t>(k);
+      if (list == &baseByShare) {
+        std::partial_sort(list->begin(), mid, list->end(), byShare);
+      } else {
+        std::partial_sort(list->begin(), mid, list->end(), byHeat);
+      }
+      list->resize(k);
+    }
+  }
+
+  /// Walks of the merged trees to `dsts`: (switches per walk ~ 2 per source leaf + 3).
+  static double treeCost(std::size_t destinations, std::size_t sourceLeaves) {
+    return sourceLeaves == 0 ? 0.0
+                             : static_cast<double>(destinations) *
+                                   (2.0 * static_cast<double>(sourceLeaves) + 3.0);
+  }
+
+  /// The alltoall of `order` from the base (see above), or false when a full evaluation is
+  /// cheaper or needed (a flow without a route, an HCA without a cable).
+  bool allToAllFromBase(const Order& order, Eval& e) {
+    if (inOrder.size() != ix.hosts().size()) inOrder.assign(ix.hosts().size(), 0);
+    for (HostId h : order) inOrder[h] = 1;
+    struct Clear {
+      std::vector<char>& in;
+      const Order& order;
+      ~Clear() {
+        for (HostId h : order) in[h] = 0;
+      }
+    } clear{inOrder, order};
+    // Rails of S and T, split into kept, dropped and added HCAs.
+    railIds.clear();
+    auto railOf = [&](int id) -> RailDelta& {
+      auto it = std::lower_bound(railIds.begin(), railIds.end(), id);
+      auto r = static_cast<std::size_t>(it - railIds.begin());
+      if (it == railIds.end() || *it != id) {
+        railIds.insert(it, id);
+        railDelta.insert(railDelta.begin() + static_cast<std::ptrdiff_t>(r), RailDelta{});
+        railDelta[r].id = id;
+      }
+      return railDelta[r];
+    };
+    railDelta.clear();
+    for (HostId h : base.hosts) {
+      const bool kept = inOrder[h] != 0;
+      for (const auto& hca : ix.hosts()[h].hcas) {
+        RailDelta& rd = railOf(hca.hcaIndex);
+        (kept ? rd.kept : rd.dropped).push_back(&hca);
+      }
+    }
+    for (HostId h : order) {
+      if (base.in[h]) continue;
+      for (const auto& hca : ix.hosts()[h].hcas) {
+        if (!hca.cabled || hca.leafColumn == kNoColumn) return false;
+        railOf(hca.hcaIndex).added.push_back(&hca);
+      }
+    }
+    // Cost of the delta against a full evaluation, in walked switches.
+    double deltaCost = 0, fullCost = 0;
+    if (netLeaf.empty()) netLeaf.assign(ix.switchCount(), 0);
+    for (RailDelta& rd : railDelta) {
+      countLeaves(rd.kept, rd.keptLeaves);
+      countLeaves(rd.dropped, rd.droppedLeaves);
+      countLeaves(rd.added, rd.addedLeaves);
+      // A kept destination sees the added sources minus the dropped ones: only the leaves whose
+      // count changes matter (none for a swap within one leaf).
+      for (const auto& [c, n] : rd.addedLeaves) netLeaf[c] += n;
+      for (const auto& [c, n] : rd.droppedLeaves) netLeaf[c] -= n;
+      rd.netFrom.clear();
+      for (const Leaves* list : {&rd.droppedLeaves, &rd.addedLeaves}) {
+        for (const auto& [c, n] : *list) {
+          if (netLeaf[c] != 0) rd.netFrom.emplace_back(c, netLeaf[c]);
+          netLeaf[c] = 0;
+        }
+      }
+      const std::size_t t = rd.kept.size() + rd.added.size();
+      deltaCost += treeCost(rd.kept.size(), rd.netFrom.size()) +
+                   treeCost(rd.dropped.size(), rd.droppedLeaves.size() + rd.keptLeaves.size()) +
+                   treeCost(rd.added.size(), rd.addedLeaves.size() + rd.keptLeaves.size());
+      // A full evaluation walks T's leaves (at most the kept + added ones) for every destination.
+      fullCost += treeCost(t, rd.keptLeaves.size() + rd.addedLeaves.size());
+    }
+    if (deltaCost > 0.6 * fullCost) return false;
+
+    if (delta.empty()) {
+      delta.assign(load.size(), 0);
+      deltaMark.assign(load.size(), 0);
+    }
+    if (++deltaStamp == 0) {
+      std::fill(deltaMark.begin(), deltaMark.end(), 0);
+      deltaStamp = 1;
+    }
+    deltaTouched.clear();
+    deltaHops.fill(0);
+    bool unrouted = false;
+    auto tree = [&](const PlacementIndex::Hca& dst, const auto& from, bool dstIsSource,
+                    std::int64_t sign) {
+      routeTree(
+          dst, from, dstIsSource,
+          [&](DirectedLinkId d, std::int64_t count) { addDelta(d, sign * count); },
+          [&](std::int64_t count, int height, bool routed) {
+            if (!routed) {
+              unrouted = unrouted || count != 0;
+            } else {
+              deltaHops[static_cast<std::size_t>(height)] += sign * count;
+            }
+          });
+    };
+    for (const RailDelta& rd : railDelta) {
+      const auto s = static_cast<std::int64_t>(rd.kept.size() + rd.dropped.size());
+      const auto t = static_cast<std::int64_t>(rd.kept.size() + rd.added.size());
+      const std::int64_t perHcaS = s >= 2 ? s - 1 : 0, perHcaT = t >= 2 ? t - 1 : 0;
+      // Each HCA's own link carries one flow per other member of its rail.
+      if (perHcaS != perHcaT) {
+        for (const auto* hca : rd.kept) addDelta(hca->tx, perHcaT - perHcaS);
+      }
+      for (const auto* hca : rd.dropped) {
+        if (perHcaS) addDelta(hca->tx, -perHcaS);
+      }
+      for (const auto* hca : rd.added) {
+        if (perHcaT) addDelta(hca->tx, perHcaT);
+      }
+      for (const auto* d : rd.dropped) {
+        tree(*d, rd.droppedLeaves, true, -1);
+        tree(*d, rd.keptLeaves, false, -1);
+      }
+      for (const auto* d : rd.added) {
+        tree(*d, rd.addedLeaves, true, +1);
+        tree(*d, rd.keptLeaves, false, +1);
+      }
+      if (!rd.netFrom.empty()) {
+        // Kept destinations in row order, the next row prefetched (as a full evaluation).
+        dsts.assign(rd.kept.begin(), rd.kept.end());
+        std::sort(dsts.begin(), dsts.end(), [&](const auto* x, const auto* y) {
+          return ix.rowPosition(x->lid) < ix.rowPosition(y->lid);
+        });
+        for (std::size_t i = 0; i < dsts.size(); ++i) {
+          if (i + 1 < dsts.size()) {
+            if (const std::uint8_t* next = ix.destinationRow(dsts[i + 1]->lid)) {
+              for (std::size_t b = 0; b < ix.switchCount(); b += 64) __builtin_prefetch(next + b);
+            }
+          }
+          tree(*dsts[i], rd.netFrom, false, +1);
+        }
+      }
+      if (unrouted) break;
+    }
+    if (unrouted) return false;
+
+    // Bottleneck: the smallest share over the links with flows after the change (ties: the
+    // smaller link id), as a full evaluation finds it.
+    e.bottleneck = std::numeric_limits<double>::infinity();
+    bool any = false;
+    auto consider = [&](DirectedLinkId d, std::int64_t f) {
+      any = true;
+      double share = residual[d] / static_cast<double>(f);
+      if (share < e.bottleneck ||
+          (share == e.bottleneck &&
+           (e.bottleneckLink == PlacementIndex::kNoLink || d < e.bottleneckLink))) {
+        e.bottleneck = share;
+        e.bottleneckLink = d;
+      }
+    };
+    // The base's smallest unchanged share: the first unchanged link of its list (all of them
+    // when every listed one changed).
+    bool found = false;
+    for (DirectedLinkId d : baseByShare) {
+      if (deltaMark[d] == deltaStamp) continue;
+      consider(d, flows[d]);
+      found = true;
+      break;
+    }
+    if (!found) {
+      for (DirectedLinkId d : touched) {
+        if (deltaMark[d] != deltaStamp) consider(d, flows[d]);
+      }
+    }
+    for (DirectedLinkId d : deltaTouched) {
+      std::int64_t f = flows[d] + delta[d];
+      if (f > 0) consider(d, f);
+    }
+    if (!any) e.bottleneck = ix.referenceBytesPerSecond();
+    if (e.bottleneckLink != PlacementIndex::kNoLink) {
+      e.bottleneckFlows = static_cast<std::uint32_t>(flowsAfter(e.bottleneckLink));
+    }
+    for (std::size_t h = base.hopFlows.size(); h-- > 0;) {
+      if (static_cast<std::int64_t>(base.hopFlows[h]) + deltaHops[h] > 0) {
+        e.maxHops = static_cast<int>(h);
+        break;
+      }
+    }
+    // Hottest links, as listHottest() orders them.
+    auto hotter = [&](DirectedLinkId a, DirectedLinkId b) {
+      double ua = utilization[a], ub = utilization[b];
+      if (ua != ub) return ua > ub;
+      double sa = residual[a] / static_cast<double>(flowsAfter(a));
+      double sb = residual[b] / static_cast<double>(flowsAfter(b));
+      if (sa != sb) return sa < sb;
+      return a < b;
+    };
+    hot.clear();
+    std::size_t unchanged = 0;
+    for (DirectedLinkId d : baseByHeat) {
+      if (unchanged == limits.hottestLinks) break;
+      if (deltaMark[d] == deltaStamp) continue;
+      hot.push_back(d);
+      ++unchanged;
+    }
+    if (unchanged < limits.hottestLinks) {  // the list ran out: every unchanged link
+      hot.clear();
+      for (DirectedLinkId d : touched) {
+        if (deltaMark[d] != deltaStamp) hot.push_back(d);
+      }
+      work += touched.size() / 8;  // the scan, charged like link visits
+    }
+    for (DirectedLinkId d : deltaTouched) {
+      if (flows[d] + delta[d] > 0) hot.push_back(d);
+    }
+    const std::size_t k = std::min(hot.size(), limits.hottestLinks);
+    std::partial_sort(hot.begin(), hot.begin() + static_cast<std::ptrdiff_t>(k), hot.end(), hotter);
+    for (std::size_t i = 0; i < k; ++i) {
+      e.hottest.emplace_back(hot[i], static_cast<std::uint32_t>(flowsAfter(hot[i])));
+    }
+    e.hasHottest = true;
+    return true;
+  }
 
   /// Residual capacity of a leaf's switch-facing ports, out of the leaf and into it.
   struct LeafResidual {
@@ -653,6 +984,18 @@ struct PlacementEngine::Impl {
   /// listed when `withHottest`, and always for alltoall (few, costly evaluations: listing them
   /// is cheaper than evaluating the answer again).
   Eval evaluate(const Order& order, CommPattern pattern, bool withHottest = false) {
+    const bool allToAll = pattern == CommPattern::kAllToAll && order.size() >= 2;
+    if (allToAll && base.valid) {
+      Eval e;
+      const std::uint64_t before = work;
+      if (allToAllFromBase(order, e)) {
+        // Charged like the full evaluation it stands for: the work budget buys the same moves
+        // as without the shortcut, in less time.
+        work = std::max(work, before + base.work);
+        finish(order, e);
+        return e;
+      }
+    }
     reset();
     Eval e;
     if (pattern == CommPattern::kNone || order.size() < 2) {
@@ -660,7 +1003,10 @@ struct PlacementEngine::Impl {
     } else if (pattern == CommPattern::kRingAllreduce) {
       addRing(order, e);
     } else {
+      hopFlows.fill(0);
+      const std::uint64_t before = work;
       addAllToAll(order, e);
+      keepBase(order, e, work - before);
     }
     e.bottleneck = std::numeric_limits<double>::infinity();
     for (DirectedLinkId d : touched) {
@@ -676,7 +1022,12 @@ struct PlacementEngine::Impl {
     if (e.unroutedFlows > 0) e.bottleneck = 0.0;
     if (e.bottleneckLink != PlacementIndex::kNoLink) e.bottleneckFlows = flows[e.bottleneckLink];
     if (withHottest || pattern == CommPattern::kAllToAll) listHottest(e);
-    // Leaves and groups spanned.
+    finish(order, e);
+    return e;
+  }
+
+  /// Leaves and groups spanned, and the objective.
+  void finish(const Order& order, Eval& e) {
     ++stamp;
     std::set<int> groups;
     for (HostId h : order) {
@@ -693,7 +1044,6 @@ struct PlacementEngine::Impl {
     double leafSets = static_cast<double>(e.leafSwitches) / std::max(1, e.rails);
     e.objective = e.bottleneck / ix.referenceBytesPerSecond() -
                   kLeafPenalty * std::max(0.0, leafSets - 1.0) - kHopPenalty * e.maxHops;
-    return e;
   }
 
   /// The hottest links: highest utilization, then smallest share, then id.
@@ -1210,7 +1560,10 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
         }
 
         auto tryOrder = [&](Order order, bool reorder) {
-          if (reorder) canonical(order);
+          // An alltoall's bound and score do not depend on the rank order (every pair is a
+          // flow): it is put in rank order only when kept.
+          const bool sortLater = reorder && pattern == CommPattern::kAllToAll;
+          if (reorder && !sortLater) canonical(order);
           // Not exactly evaluated when even its bound could not beat the current best.
           if (limits_.pruneByBound &&
               impl.upperBound(order, pattern) + kBoundSlack <= best.eval.objective + 1e-12) {
@@ -1218,6 +1571,7 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
           }
           Eval e = impl.evaluate(order, pattern);
           if (e.objective > best.eval.objective + 1e-12) {
+            if (sortLater) canonical(order);
             best.order = std::move(order);
             best.eval = e;
             return true;

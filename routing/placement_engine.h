@@ -193,6 +193,9 @@ struct PlacementLimits {
   /// Skip the exact evaluation of a candidate whose cheap upper bound cannot reach the best
   /// ones (same answer; false evaluates every candidate exactly, for tests).
   bool pruneByBound = true;
+  /// Score an alltoall host set that differs from the last one scored in full by a few hosts
+  /// from the difference (same numbers; false always scores in full, for tests).
+  bool incrementalAllToAll = true;
 };
 
 class PlacementEngine {
