@@ -1346,7 +1346,7 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
     if (best.size() > keep) best.resize(keep);
     for (std::size_t i : byBound) {
       Candidate& c = candidates[i];
-      if (best.size() >= keep && c.bound + kBoundSlack < best.back()) continue;
+      if (best.size() >= keep && c.bound + kBoundSlack < best.back() + limits_.nearTie) continue;
       c.eval = impl.evaluate(c.order, pattern);
       c.evaluated = true;
       best.insert(std::upper_bound(best.begin(), best.end(), c.eval.objective, std::greater<>()),
