@@ -202,10 +202,12 @@ TEST(MadEngineTest, ReplyToAnEarlierAttemptCompletesTheRequest) {
   // Each reply takes 1.5 timeouts: the retry is on the wire when the first answer lands.
   Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{150ms}}; },
             opts(1, 0, 3, 100ms));
+  const auto start = h.clock.now();
   auto results = h.engine->run(requests(1));
   ASSERT_TRUE(results[0].ok());
   EXPECT_EQ(results[0].attempts, 2);
   EXPECT_EQ(results[0].latency, 150ms);
+  EXPECT_EQ(results[0].completedAt, start + 150ms);  // when the reply arrived
   h.engine->run(requests(1));  // Takes 150 ms: the retry's answer arrives meanwhile.
   EXPECT_EQ(h.engine->stats().duplicates, 1u);
 }
