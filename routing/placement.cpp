@@ -227,6 +227,28 @@ using Order = std::vector<HostId>;
 constexpr double kLeafPenalty = 0.005;
 constexpr double kHopPenalty = 0.001;
 
+/// Marks over a fixed range of indices, all cleared at once by starting a new epoch (a full
+/// clear only when the 32-bit epoch wraps).
+struct EpochMarks {
+  std::vector<std::uint32_t> stamp;
+  std::uint32_t epoch = 0;
+  /// Starts a new epoch over `size` entries: nothing is marked.
+  void clear(std::size_t size) {
+    if (stamp.size() != size) stamp.assign(size, 0);
+    if (++epoch == 0) {
+      std::fill(stamp.begin(), stamp.end(), 0);
+      epoch = 1;
+    }
+  }
+  bool marked(std::size_t i) const { return stamp[i] == epoch; }
+  /// Marks `i`; true when it was not marked yet in this epoch.
+  bool mark(std::size_t i) {
+    if (stamp[i] == epoch) return false;
+    stamp[i] = epoch;
+    return true;
+  }
+};
+
 struct Eval {
   double bottleneck = 0.0;  // bytes/s per flow
   DirectedLinkId bottleneckLink = PlacementIndex::kNoLink;
@@ -383,8 +405,8 @@ struct PlacementEngine::Impl {
   std::vector<std::vector<const PlacementIndex::Hca*>> railMembers;  // cabled HCAs
   std::vector<std::uint32_t> uncabled;  // per rail: HCAs without a link (no route at all)
   // Source leaves of one rail (by column) with their member counts.
-  std::vector<std::uint32_t> leafCount, leafStamp;
-  std::uint32_t leafStampNow = 0;
+  std::vector<std::uint32_t> leafCount;  // valid where leafSeen is marked
+  EpochMarks leafSeen;
   std::vector<std::pair<Column, std::uint32_t>> srcLeaves;
 
   void groupRails(const Order& order) {
@@ -419,19 +441,12 @@ struct PlacementEngine::Impl {
   }
   void countLeaves(const std::vector<const PlacementIndex::Hca*>& members,
                    std::vector<std::pair<Column, std::uint32_t>>& out) {
-    if (leafCount.empty()) {
-      leafCount.assign(ix.switchCount(), 0);
-      leafStamp.assign(ix.switchCount(), 0);
-    }
-    if (++leafStampNow == 0) {
-      std::fill(leafStamp.begin(), leafStamp.end(), 0);
-      leafStampNow = 1;
-    }
+    if (leafCount.empty()) leafCount.assign(ix.switchCount(), 0);
+    leafSeen.clear(ix.switchCount());
     out.clear();
     for (const auto* hca : members) {
       Column c = hca->leafColumn;
-      if (leafStamp[c] != leafStampNow) {
-        leafStamp[c] = leafStampNow;
+      if (leafSeen.mark(c)) {
         leafCount[c] = 0;
         out.emplace_back(c, 0);
       }
@@ -585,9 +600,8 @@ struct PlacementEngine::Impl {
     std::array<std::uint64_t, PlacementIndex::kMaxSwitchHops + 1> hopFlows{};
     std::uint64_t work = 0;  // of its full evaluation
   } base;
-  std::vector<std::int64_t> delta;  // per directed link, valid where deltaMark == deltaStamp
-  std::vector<std::uint32_t> deltaMark;
-  std::uint32_t deltaStamp = 0;
+  std::vector<std::int64_t> delta;  // per directed link, valid where deltaSeen is marked
+  EpochMarks deltaSeen;
   std::vector<DirectedLinkId> deltaTouched;
   std::array<std::int64_t, PlacementIndex::kMaxSwitchHops + 1> deltaHops{};
   std::vector<char> inOrder;  // per host: in the order being evaluated
@@ -608,8 +622,7 @@ struct PlacementEngine::Impl {
   std::vector<RailDelta> railDelta;
 
   void addDelta(DirectedLinkId d, std::int64_t count) {
-    if (deltaMark[d] != deltaStamp) {
-      deltaMark[d] = deltaStamp;
+    if (deltaSeen.mark(d)) {
       delta[d] = 0;
       deltaTouched.push_back(d);
     }
@@ -617,7 +630,7 @@ struct PlacementEngine::Impl {
     ++work;
   }
   std::int64_t flowsAfter(DirectedLinkId d) const {
-    return static_cast<std::int64_t>(flows[d]) + (deltaMark[d] == deltaStamp ? delta[d] : 0);
+    return static_cast<std::int64_t>(flows[d]) + (deltaSeen.marked(d) ? delta[d] : 0);
   }
 
   /// Keeps the evaluation now in `flows` (of `order`) as the base when it can serve as one.
@@ -728,14 +741,8 @@ struct PlacementEngine::Impl {
     }
     if (deltaCost > 0.6 * fullCost) return false;
 
-    if (delta.empty()) {
-      delta.assign(load.size(), 0);
-      deltaMark.assign(load.size(), 0);
-    }
-    if (++deltaStamp == 0) {
-      std::fill(deltaMark.begin(), deltaMark.end(), 0);
-      deltaStamp = 1;
-    }
+    if (delta.empty()) delta.assign(load.size(), 0);
+    deltaSeen.clear(load.size());
     deltaTouched.clear();
     deltaHops.fill(0);
     bool unrouted = false;
@@ -811,14 +818,14 @@ struct PlacementEngine::Impl {
     // when every listed one changed).
     bool found = false;
     for (DirectedLinkId d : baseByShare) {
-      if (deltaMark[d] == deltaStamp) continue;
+      if (deltaSeen.marked(d)) continue;
       consider(d, flows[d]);
       found = true;
       break;
     }
     if (!found) {
       for (DirectedLinkId d : touched) {
-        if (deltaMark[d] != deltaStamp) consider(d, flows[d]);
+        if (!deltaSeen.marked(d)) consider(d, flows[d]);
       }
     }
     for (DirectedLinkId d : deltaTouched) {
@@ -848,14 +855,14 @@ struct PlacementEngine::Impl {
     std::size_t unchanged = 0;
     for (DirectedLinkId d : baseByHeat) {
       if (unchanged == limits.hottestLinks) break;
-      if (deltaMark[d] == deltaStamp) continue;
+      if (deltaSeen.marked(d)) continue;
       hot.push_back(d);
       ++unchanged;
     }
     if (unchanged < limits.hottestLinks) {  // the list ran out: every unchanged link
       hot.clear();
       for (DirectedLinkId d : touched) {
-        if (deltaMark[d] != deltaStamp) hot.push_back(d);
+        if (!deltaSeen.marked(d)) hot.push_back(d);
       }
       work += touched.size() / 8;  // the scan, charged like link visits
     }
