@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -159,6 +160,20 @@ void expectSameAsReference(const Fabric& f, const LinkLoadModel& load,
   EXPECT_EQ(s.explanation.find("no route") != std::string::npos, r.unrouted > 0);
 }
 
+/// Half (2..12) of a random free list; odd trials pass the free list as candidates. The pattern
+/// is all-to-all, except ring allreduce every third trial unless `pattern` is given.
+PlacementRequest randomRequest(const Fabric& f, std::mt19937& rng, int trial, int alternatives,
+                               std::optional<CommPattern> pattern = std::nullopt) {
+  PlacementRequest r;
+  r.pattern =
+      pattern.value_or(trial % 3 == 2 ? CommPattern::kRingAllreduce : CommPattern::kAllToAll);
+  r.alternatives = alternatives;
+  std::vector<std::string> free = randomHosts(f, rng, f.topo->hosts().size());
+  r.hosts = static_cast<int>(std::clamp<std::size_t>(free.size() / 2, 2, 12));
+  if (trial % 2) r.candidates = std::move(free);
+  return r;
+}
+
 TEST(PlacementAllToAll, MergedEvaluationEqualsTracingEveryFlow) {
   std::mt19937 rng(7);
   for (const Fabric& f : {twoLevel(), superpod2(), threeLevel()}) {
@@ -223,12 +238,7 @@ TEST(PlacementAllToAll, BoundPruningGivesTheSameAnswer) {
     auto index = std::make_shared<const PlacementIndex>(f.topo, f.tables);
     for (int trial = 0; trial < 6; ++trial) {
       auto load = randomLoad(f, rng);
-      PlacementRequest r;
-      r.pattern = trial % 3 == 2 ? CommPattern::kRingAllreduce : CommPattern::kAllToAll;
-      r.alternatives = 1 + trial % 4;
-      std::vector<std::string> free = randomHosts(f, rng, f.topo->hosts().size());
-      r.hosts = static_cast<int>(std::clamp<std::size_t>(free.size() / 2, 2, 12));
-      if (trial % 2) r.candidates = free;
+      PlacementRequest r = randomRequest(f, rng, trial, 1 + trial % 4);
       PlacementLimits exhaustive, pruned;
       exhaustive.improvementWork = pruned.improvementWork = 1ull << 40;  // never the limit
       exhaustive.pruneByBound = false;
@@ -254,11 +264,7 @@ TEST(PlacementAllToAll, NearTiePruningStaysWithinItsTolerance) {
     auto index = std::make_shared<const PlacementIndex>(f.topo, f.tables);
     for (int trial = 0; trial < 6; ++trial) {
       auto load = randomLoad(f, rng);
-      PlacementRequest r;
-      r.pattern = trial % 3 == 2 ? CommPattern::kRingAllreduce : CommPattern::kAllToAll;
-      std::vector<std::string> free = randomHosts(f, rng, f.topo->hosts().size());
-      r.hosts = static_cast<int>(std::clamp<std::size_t>(free.size() / 2, 2, 12));
-      if (trial % 2) r.candidates = free;
+      PlacementRequest r = randomRequest(f, rng, trial, 1);
       PlacementLimits exhaustive, nearTie;
       exhaustive.improvementWork = nearTie.improvementWork = 1ull << 40;
       exhaustive.pruneByBound = false;
@@ -303,12 +309,7 @@ TEST(PlacementAllToAll, IncrementalScoringGivesTheSameAnswer) {
     auto index = std::make_shared<const PlacementIndex>(f.topo, f.tables);
     for (int trial = 0; trial < 6; ++trial) {
       auto load = randomLoad(f, rng);
-      PlacementRequest r;
-      r.pattern = CommPattern::kAllToAll;
-      r.alternatives = 1 + trial % 3;
-      std::vector<std::string> free = randomHosts(f, rng, f.topo->hosts().size());
-      r.hosts = static_cast<int>(std::clamp<std::size_t>(free.size() / 2, 2, 12));
-      if (trial % 2) r.candidates = free;
+      PlacementRequest r = randomRequest(f, rng, trial, 1 + trial % 3, CommPattern::kAllToAll);
       for (std::size_t hottest : {std::size_t{3}, std::size_t{1} << 20}) {
         if (hottest > 3 && trial % 3 != 0) continue;  // listing every link is slow under ASan
         PlacementLimits full, incremental;
