@@ -160,25 +160,35 @@ TEST_F(PlacementSim, DaemonPostAvoidsHotUplinks) {
   ASSERT_EQ(ports.size(), 2u);
   const auto start = Clock::now();
   const double unitsPerSecond = 0.9 * 25e9 / 4;
+  auto heat = [&] {
+    const double t = std::chrono::duration<double>(Clock::now() - start).count();
+    const auto value = static_cast<std::uint64_t>(2e10 + unitsPerSecond * t);
+    for (int p : ports) {
+      fabric_->cmd("PerformanceSet \"leaf-01\"[" + std::to_string(p) +
+                   "] PortCountersExtended.PortXmitData=" + std::to_string(value));
+    }
+  };
   bool avoided = waitFor(
       [&] {
-        const double t = std::chrono::duration<double>(Clock::now() - start).count();
-        const auto value = static_cast<std::uint64_t>(2e10 + unitsPerSecond * t);
-        for (int p : ports) {
-          fabric_->cmd("PerformanceSet \"leaf-01\"[" + std::to_string(p) +
-                       "] PortCountersExtended.PortXmitData=" + std::to_string(value));
-        }
+        heat();
         if (post(R"({"hosts": 4})") != 200) return false;
         auto chosen = hostsOf(answer);
         return !chosen.count("dgx0001") && !chosen.count("dgx0002") && !chosen.count("dgx0003");
       },
       60s, 100ms);
   EXPECT_TRUE(avoided) << answer.dump();
-  // The answer says why: forced onto leaf-01, the job would cross a hot link.
-  ASSERT_EQ(post(R"({"hosts": 4, "candidates": "dgx[0001-0004]"})"), 200);
-  const json& hot = answer["options"][0]["score"]["hottest_links"];
-  ASSERT_FALSE(hot.empty()) << answer.dump();
-  EXPECT_GT(hot[0]["utilization"].get<double>(), 0.3) << answer.dump();
+  // The answer says why: forced onto leaf-01, the job would cross a hot link. (The load is
+  // smoothed over sweeps: the job may avoid leaf-01 before its up-links read above 30%, so keep
+  // heating until they do, bounded.)
+  EXPECT_TRUE(waitFor(
+      [&] {
+        heat();
+        if (post(R"({"hosts": 4, "candidates": "dgx[0001-0004]"})") != 200) return false;
+        const json& hot = answer["options"][0]["score"]["hottest_links"];
+        return !hot.empty() && hot[0]["utilization"].get<double>() > 0.3;
+      },
+      60s, 100ms))
+      << answer.dump();
   // The CLI asks the daemon: same answer shape, Slurm host list out; unsatisfiable is exit 3.
   const std::string url = "http://127.0.0.1:" + std::to_string(port);
   auto cli = runCli({"place", "--server", url, "--hosts", "2", "--candidates",
