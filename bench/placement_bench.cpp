@@ -306,6 +306,8 @@ int runCompare(const Args& a) {
   std::printf(
       "| hosts | ibfabric median GB/s | best-fit median | random median | ibfabric / "
       "best-fit (median of ratios) | ibfabric >= best-fit |\n|---|---|---|---|---|---|\n");
+  std::vector<double> allOurs, allFit, allRnd, allRatios;
+  int allNotWorse = 0;
   for (int n : a.hosts) {
     std::mt19937 rng(a.seed + static_cast<unsigned>(n));
     std::vector<double> ours, fit, rnd, ratios;
@@ -344,7 +346,17 @@ int runCompare(const Args& a) {
                 percentile(ours, 0.5), percentile(fit, 0.5), percentile(rnd, 0.5),
                 percentile(ratios, 0.5), percentile(ours, 0.5) / percentile(fit, 0.5), notWorse,
                 ours.size());
+    allOurs.insert(allOurs.end(), ours.begin(), ours.end());
+    allFit.insert(allFit.end(), fit.begin(), fit.end());
+    allRnd.insert(allRnd.end(), rnd.begin(), rnd.end());
+    allRatios.insert(allRatios.end(), ratios.begin(), ratios.end());
+    allNotWorse += notWorse;
   }
+  // Every request of every size above, equally many per size.
+  std::printf("| all | %.2f | %.2f | %.2f | %.2fx (median of medians %.2fx) | %d/%zu |\n",
+              percentile(allOurs, 0.5), percentile(allFit, 0.5), percentile(allRnd, 0.5),
+              percentile(allRatios, 0.5), percentile(allOurs, 0.5) / percentile(allFit, 0.5),
+              allNotWorse, allOurs.size());
   return 0;
 }
 

@@ -290,6 +290,7 @@ struct PlacementEngine::Impl {
   std::vector<std::uint32_t> nodeStamp;
   std::uint32_t stamp = 0;
   std::uint64_t work = 0;
+  EpochMarks inRing;  // refineRingEntries()
 
   Impl(const PlacementIndex& index, const LinkLoadModel& model, const PlacementLimits& lim,
        const std::vector<double>& res, const std::vector<double>& util)
@@ -1096,6 +1097,126 @@ struct PlacementEngine::Impl {
   }
 
   /// The full score of `order`.
+  // --- Ring entry hosts.
+  //
+  // In a ring, only the edges between blocks cross the fabric: from the last host of one block's
+  // run to the first host of the next (within a block every host hangs off the same leaves). The
+  // sender's leaves are the block's whichever host sends, but LID routing picks the path by
+  // destination: each host that could receive at a boundary (its "entry") takes other up-links
+  // and spines. Per boundary, with every other boundary's flows fixed, takes the block's host
+  // (one of the ring's, or an eligible one not in it) whose routes leave the largest share on
+  // their worst link; passes until nothing changes. The result is kept only when the exact
+  // evaluation says it is better.
+
+  /// Links of the flows from host `from` to host `to`, rail by rail (without `from`'s own HCA
+  /// links: they are the same for every candidate `to`). False when a flow has no route.
+  bool boundaryLinks(HostId from, HostId to, std::vector<DirectedLinkId>& out) {
+    out.clear();
+    const auto& a = ix.hosts()[from].hcas;
+    const auto& b = ix.hosts()[to].hcas;
+    std::size_t x = 0, y = 0;
+    while (x < a.size() && y < b.size()) {
+      if (a[x].hcaIndex < b[y].hcaIndex) {
+        ++x;
+      } else if (b[y].hcaIndex < a[x].hcaIndex) {
+        ++y;
+      } else {
+        if (!a[x].cabled || !b[y].cabled ||
+            ix.traceFromSwitch(a[x].leaf, b[y].lid, b[y].node,
+                               [&](DirectedLinkId d) { out.push_back(d); }) < 0) {
+          return false;
+        }
+        ++x;
+        ++y;
+      }
+    }
+    work += out.size();
+    return true;
+  }
+
+  /// The smallest share of the links in `links` (sorted in place) if their flows were added to
+  /// `flows`.
+  double shareWith(std::vector<DirectedLinkId>& links) const {
+    std::sort(links.begin(), links.end());
+    double share = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < links.size();) {
+      std::size_t j = i;
+      while (j < links.size() && links[j] == links[i]) ++j;
+      share = std::min(share, residual[links[i]] / static_cast<double>(flows[links[i]] + (j - i)));
+      i = j;
+    }
+    return share;
+  }
+
+  /// Improves the entry host of each block boundary of the ring `order` (evaluated as `e`);
+  /// `eligibleByBlock` are the hosts that may join. True when `order` and `e` changed.
+  bool refineRingEntries(Order& order, Eval& e,
+                         const std::vector<std::vector<HostId>>& eligibleByBlock,
+                         std::uint64_t workLimit) {
+    const auto& hosts = ix.hosts();
+    const std::size_t n = order.size();
+    std::vector<std::size_t> runStart;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i == 0 || hosts[order[i]].block != hosts[order[i - 1]].block) runStart.push_back(i);
+    }
+    if (runStart.size() < 2 || hosts[order.front()].block < 0) return false;
+    Order trial = order;
+    evaluate(trial, CommPattern::kRingAllreduce);  // the flows of every boundary, in place
+    inRing.clear(hosts.size());
+    for (HostId h : trial) inRing.mark(h);
+    std::vector<DirectedLinkId> path, candidatePath, bestPath;
+    bool changed = false;
+    for (int pass = 0; pass < 4 && work < workLimit; ++pass) {
+      bool passChanged = false;
+      for (std::size_t r = 0; r < runStart.size() && work < workLimit; ++r) {
+        const std::size_t s = runStart[r];
+        const std::size_t end = r + 1 < runStart.size() ? runStart[r + 1] : n;
+        const HostId from = trial[(s + n - 1) % n];
+        const HostId entry = trial[s];
+        if (!boundaryLinks(from, entry, path)) continue;
+        for (DirectedLinkId d : path) --flows[d];
+        double bestShare = shareWith(path);
+        HostId bestHost = entry;
+        auto consider = [&](HostId c) {
+          if (!boundaryLinks(from, c, candidatePath)) return;
+          double share = shareWith(candidatePath);
+          if (share > bestShare * (1.0 + 1e-9)) {
+            bestShare = share;
+            bestHost = c;
+            bestPath.swap(candidatePath);
+          }
+        };
+        for (std::size_t i = s + 1; i < end; ++i) consider(trial[i]);
+        for (HostId c : eligibleByBlock[static_cast<std::size_t>(hosts[entry].block)]) {
+          if (!inRing.marked(c)) consider(c);
+        }
+        if (bestHost == entry) {
+          for (DirectedLinkId d : path) ++flows[d];
+          continue;
+        }
+        for (DirectedLinkId d : bestPath) add(d, 1);
+        if (inRing.marked(bestHost)) {
+          std::swap(trial[s], *std::find(trial.begin() + static_cast<std::ptrdiff_t>(s),
+                                         trial.begin() + static_cast<std::ptrdiff_t>(end),
+                                         bestHost));
+        } else {
+          inRing.stamp[entry] = 0;
+          inRing.mark(bestHost);
+          trial[s] = bestHost;
+        }
+        passChanged = true;
+      }
+      if (!passChanged) break;
+      changed = true;
+    }
+    if (!changed) return false;
+    Eval refined = evaluate(trial, CommPattern::kRingAllreduce);
+    if (refined.objective <= e.objective + 1e-12) return false;
+    order = std::move(trial);
+    e = std::move(refined);
+    return true;
+  }
+
   PlacementScore score(const Order& order, CommPattern pattern) {
     Eval e = evaluate(order, pattern, true);
     reset();
@@ -1433,7 +1554,30 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
       fill(bucketed);
     }
   }
-  // (c) Small pools of eligible hosts: greedy construction on the exact objective from the best
+  // (c) Topology-only best fit, as a scheduler places without the load: the tightest block that
+  // holds the job, else the blocks with the most free hosts first; hosts in the block's order.
+  // A candidate like any other, so the answer is never below it on the objective.
+  {
+    std::vector<int> sequence;
+    for (int b : usable) {
+      if (free[b].size() >= n && (sequence.empty() || free[b].size() < free[sequence[0]].size())) {
+        sequence.assign(1, b);
+      }
+    }
+    if (sequence.empty()) {
+      sequence = usable;
+      std::stable_sort(sequence.begin(), sequence.end(),
+                       [&](int x, int y) { return free[x].size() > free[y].size(); });
+    }
+    Order order;
+    for (int b : sequence) {
+      for (HostId h : blocks[b].hosts) {
+        if (order.size() < n && eligible[h]) order.push_back(h);
+      }
+    }
+    if (order.size() == n) consider(std::move(order));
+  }
+  // (d) Small pools of eligible hosts: greedy construction on the exact objective from the best
   // few seed hosts (one host at a time, the one that scores best), bounded by the work budget.
   if (eligibleCount <= 64 && n >= 2) {
     std::vector<HostId> pool;
@@ -1607,6 +1751,12 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
           }
           if (improved) break;
         }
+      }
+      // The ring's block boundaries: the best entry host per block (its own budget: cheap next
+      // to the moves above, and worth most when they ran out of budget on a large ring).
+      if (pattern == CommPattern::kRingAllreduce) {
+        impl.refineRingEntries(best.order, best.eval, free,
+                               impl.work + limits_.improvementWork / 4);
       }
       improvedSet.push_back(std::move(best));
     }
