@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Placement benchmark: quality vs brute force (4 leaves x 4 hosts), predicted bottleneck vs
-# best-fit and random placement on loaded 2,048-HCA fabrics, and answer latency on the 2,048- and
+# best-fit and random placement on loaded 2,048-HCA fabrics (and the 10,240-HCA one when its routes
+# are real), rings and alltoalls, and answer latency on the 2,048- and
 # 10,240-HCA fabrics. Routes: OpenSM's real ftree LFTs (opensm-lfts.dump of an `ibfabric sim up`
 # of the same generated fabric) where --real is given for a fabric, else in-memory shortest-path tables.
 #
@@ -63,10 +64,18 @@ echo
 echo '```'
 "$bench" quality --trials 200
 echo '```'
-for f in superpod-8 two-level-2048; do
-  echo
-  echo "$bench compare --fabric $f $(lftsOf $f) --requests $requests --hosts 16,64,128"
-  "$bench" compare --fabric "$f" $(lftsOf "$f") --requests "$requests" --hosts 16,64,128
+# Compare under load: both fabrics of 2,048, and the 10,240-HCA superpod when its routes are real
+# (its synthetic tables would not be OpenSM's); rings and alltoalls.
+compareOn="superpod-8 two-level-2048"
+case " $real " in *" superpod-40 "*) compareOn="$compareOn superpod-40" ;; esac
+for f in $compareOn; do
+  sizes=16,64,128
+  [ "$f" = superpod-40 ] && sizes=16,64,128,256,512
+  for pattern in ring_allreduce alltoall; do
+    echo
+    echo "$bench compare --fabric $f $(lftsOf $f) --requests $requests --hosts $sizes --pattern $pattern"
+    "$bench" compare --fabric "$f" $(lftsOf "$f") --requests "$requests" --hosts "$sizes" --pattern "$pattern"
+  done
 done
 for f in two-level-2048 superpod-40; do
   echo
