@@ -137,6 +137,7 @@ PlacementIndex::PlacementIndex(TopologyPtr topology, ForwardingTablesPtr tables)
   for (std::uint32_t r = 0; r < byRank.size(); ++r) rank_[byRank[r]] = r;
 
   // Destination-major copy of the tables for the host HCAs' LIDs.
+  //
   column_.assign(nodes.size(), kNoRow);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (isSwitch_[i]) column_[i] = static_cast<std::uint32_t>(columns_++);
@@ -224,8 +225,18 @@ namespace {
 using HostId = std::uint32_t;
 using Order = std::vector<HostId>;
 
-constexpr double kLeafPenalty = 0.005;
-constexpr double kHopPenalty = 0.001;
+// The objective (placement_engine.h): the bandwidth term scaled down by at most ~5% for leaves
+// and hops, so they only decide between near-equal bandwidths, at every bandwidth scale (a
+// 512-host alltoall's per-flow share is ~1e-4 of a link).
+constexpr double kLeafWeight = 0.02;  ///< all hosts on separate leaf sets
+constexpr double kHopWeight = 0.001;  ///< per switch hop of the longest route
+
+/// `fraction` = bottleneck / reference rate, in [0, 1].
+double objectiveOf(double fraction, double leafSets, std::size_t hosts, int maxHops) {
+  const double spread =
+      std::max(0.0, leafSets - 1.0) / static_cast<double>(std::max<std::size_t>(1, hosts - 1));
+  return fraction * (1.0 - kLeafWeight * std::min(1.0, spread) - kHopWeight * maxHops);
+}
 
 /// Marks over a fixed range of indices, all cleared at once by starting a new epoch (a full
 /// clear only when the 32-bit epoch wraps).
@@ -678,6 +689,15 @@ struct PlacementEngine::Impl {
 
   /// The alltoall of `order` from the base (see above), or false when a full evaluation is
   /// cheaper or needed (a flow without a route, an HCA without a cable).
+  /// True when `order` is the host set whose alltoall flows are in place (scored last in full).
+  bool isBase(const Order& order) const {
+    if (!base.valid || order.size() != base.hosts.size()) return false;
+    for (HostId h : order) {
+      if (!base.in[h]) return false;
+    }
+    return true;
+  }
+
   bool allToAllFromBase(const Order& order, Eval& e) {
     if (inOrder.size() != ix.hosts().size()) inOrder.assign(ix.hosts().size(), 0);
     for (HostId h : order) inOrder[h] = 1;
@@ -947,15 +967,58 @@ struct PlacementEngine::Impl {
         const auto* src = k == 0 ? members.front() : members.back();
         const auto* dst = k == 0 ? members.back() : members.front();
         int h = ix.traceFromSwitch(src->leaf, dst->lid, dst->node, [](DirectedLinkId) {});
-        if (h < 0) return -leafPenalty(order);
+        if (h < 0) return 0.0;  // a flow without a route: bottleneck 0
         hops = std::max(hops, h);
       }
     }
-    return b / ix.referenceBytesPerSecond() - leafPenalty(order) - kHopPenalty * hops;
+    return objectiveOf(b / ix.referenceBytesPerSecond(), leafSets(order), order.size(), hops);
   }
 
-  /// kLeafPenalty * (leaf sets - 1): the objective's leaf term.
-  double leafPenalty(const Order& order) {
+  /// A tighter upper bound of evaluate(order, kAllToAll).objective, for the candidates the cheap
+  /// one cannot rule out (+infinity without the LFT copy's rows). A flow leaves its source leaf
+  /// on the port the leaf's table gives for its destination, so the job's flows on every leaf's
+  /// switch-facing links are known exactly from one table byte per (source leaf, destination),
+  /// without walking the routes; the bottleneck is at most their smallest share. Sharper than the
+  /// cheap bound when routes load a leaf's up-links unevenly against their residuals (a hot
+  /// up-link carries its share of the destinations whatever its load).
+  std::vector<std::uint32_t> firstHopFlows;
+  std::vector<DirectedLinkId> firstHopTouched;
+  double allToAllFirstHopBound(const Order& order) {
+    groupRails(order);
+    if (firstHopFlows.empty()) firstHopFlows.assign(load.size(), 0);
+    for (std::size_t r = 0; r < railIds.size(); ++r) {
+      for (const auto* dst : railMembers[r]) {
+        if (!ix.destinationRow(dst->lid)) return std::numeric_limits<double>::infinity();
+      }
+    }
+    for (std::size_t r = 0; r < railIds.size(); ++r) {
+      const auto& members = railMembers[r];
+      if (members.size() < 2) continue;
+      countLeaves(members);
+      for (const auto* dst : members) {
+        const std::uint8_t* row = ix.destinationRow(dst->lid);
+        for (const auto& [leaf, count] : srcLeaves) {
+          if (leaf == dst->leafColumn || row[leaf] == SwitchTable::kNoPort) continue;
+          const PlacementIndex::Hop* hop = ix.hop(leaf, row[leaf]);
+          if (!hop || hop->tx == PlacementIndex::kNoLink) continue;
+          if (firstHopFlows[hop->tx] == 0) firstHopTouched.push_back(hop->tx);
+          firstHopFlows[hop->tx] += count;
+        }
+      }
+      work += srcLeaves.size() * members.size() / 8;  // table bytes, not walks
+    }
+    double b = std::numeric_limits<double>::infinity();
+    for (DirectedLinkId d : firstHopTouched) {
+      b = std::min(b, residual[d] / firstHopFlows[d]);
+      firstHopFlows[d] = 0;
+    }
+    firstHopTouched.clear();
+    if (b == std::numeric_limits<double>::infinity()) return b;
+    return objectiveOf(b / ix.referenceBytesPerSecond(), leafSets(order), order.size(), 0);
+  }
+
+  /// Leaf switches spanned / HCAs per host: the objective's leaf term.
+  double leafSets(const Order& order) {
     ++stamp;
     int leafSwitches = 0, rails = 1;
     for (HostId h : order) {
@@ -967,8 +1030,7 @@ struct PlacementEngine::Impl {
         ++leafSwitches;
       }
     }
-    double leafSets = static_cast<double>(leafSwitches) / std::max(1, rails);
-    return kLeafPenalty * std::max(0.0, leafSets - 1.0);
+    return static_cast<double>(leafSwitches) / std::max(1, rails);
   }
 
   /// An upper bound of evaluate(order, pattern).objective (+infinity when none is cheap).
@@ -1049,9 +1111,9 @@ struct PlacementEngine::Impl {
       }
     }
     e.leafGroups = static_cast<int>(groups.size());
-    double leafSets = static_cast<double>(e.leafSwitches) / std::max(1, e.rails);
-    e.objective = e.bottleneck / ix.referenceBytesPerSecond() -
-                  kLeafPenalty * std::max(0.0, leafSets - 1.0) - kHopPenalty * e.maxHops;
+    e.objective = objectiveOf(e.bottleneck / ix.referenceBytesPerSecond(),
+                              static_cast<double>(e.leafSwitches) / std::max(1, e.rails),
+                              order.size(), e.maxHops);
   }
 
   /// The hottest links: highest utilization, then smallest share, then id.
@@ -1159,7 +1221,7 @@ struct PlacementEngine::Impl {
     for (std::size_t i = 0; i < n; ++i) {
       if (i == 0 || hosts[order[i]].block != hosts[order[i - 1]].block) runStart.push_back(i);
     }
-    if (runStart.size() < 2 || hosts[order.front()].block < 0) return false;
+    if (runStart.size() < 2) return false;
     Order trial = order;
     evaluate(trial, CommPattern::kRingAllreduce);  // the flows of every boundary, in place
     inRing.clear(hosts.size());
@@ -1187,8 +1249,10 @@ struct PlacementEngine::Impl {
           }
         };
         for (std::size_t i = s + 1; i < end; ++i) consider(trial[i]);
-        for (HostId c : eligibleByBlock[static_cast<std::size_t>(hosts[entry].block)]) {
-          if (!inRing.marked(c)) consider(c);
+        if (hosts[entry].block >= 0) {
+          for (HostId c : eligibleByBlock[static_cast<std::size_t>(hosts[entry].block)]) {
+            if (!inRing.marked(c)) consider(c);
+          }
         }
         if (bestHost == entry) {
           for (DirectedLinkId d : path) ++flows[d];
@@ -1296,6 +1360,7 @@ struct Candidate {
   Eval eval;  // exact, when evaluated
   double bound = std::numeric_limits<double>::infinity();
   bool evaluated = false;
+  bool baseline = false;  ///< topology-only best fit: never skipped on a near tie
 };
 
 /// Margin for comparing an upper bound with exact objectives (rounding of two different sums).
@@ -1445,12 +1510,13 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
   // evaluated exactly later, best bound first, only while they can still rank among the best.
   std::vector<Candidate> candidates;
   std::set<std::vector<HostId>> seen;
-  auto consider = [&](Order order) {
+  auto consider = [&](Order order, bool baseline = false) {
     canonical(order);
     std::vector<HostId> key = order;
     std::sort(key.begin(), key.end());
     if (!seen.insert(key).second) return;
     Candidate c;
+    c.baseline = baseline;
     c.bound = impl.upperBound(order, pattern);
     c.order = std::move(order);
     candidates.push_back(std::move(c));
@@ -1472,9 +1538,22 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
     }
     std::sort(best.begin(), best.end(), std::greater<>());
     if (best.size() > keep) best.resize(keep);
+    const std::uint64_t budget = impl.work + limits_.improvementWork;
     for (std::size_t i : byBound) {
       Candidate& c = candidates[i];
-      if (best.size() >= keep && c.bound + kBoundSlack < best.back() + limits_.nearTie) continue;
+      // Beyond the `keep` best, a candidate is scored only within one work budget: one score of
+      // a 512-host alltoall at 10,240 HCAs costs more than the budget, and two would take the
+      // answer past 10 ms (not even the baseline, then).
+      if (best.size() >= keep && impl.work >= budget) continue;
+      const double tie = c.baseline ? 0.0 : limits_.nearTie;
+      auto ruledOut = [&] {
+        return best.size() >= keep && c.bound + kBoundSlack < best.back() * (1.0 + tie);
+      };
+      if (ruledOut()) continue;
+      if (best.size() >= keep && pattern == CommPattern::kAllToAll) {
+        c.bound = std::min(c.bound, impl.allToAllFirstHopBound(c.order));
+        if (ruledOut()) continue;
+      }
       c.eval = impl.evaluate(c.order, pattern);
       c.evaluated = true;
       best.insert(std::upper_bound(best.begin(), best.end(), c.eval.objective, std::greater<>()),
@@ -1495,6 +1574,32 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
     if (order.size() == n) consider(std::move(order));
   };
 
+  // (0) Topology-only best fit, as a scheduler places without the load: the tightest block that
+  // holds the job, else the blocks with the most free hosts first; hosts in the block's order.
+  // First, so that it is marked as the baseline even when another order finds the same set: it is
+  // never skipped on a near tie, so the answer is never below it on the objective whenever the
+  // work budget affords its score (not for a 512-host alltoall at 10,240 HCAs, see
+  // evaluateCandidates).
+  {
+    std::vector<int> sequence;
+    for (int b : usable) {
+      if (free[b].size() >= n && (sequence.empty() || free[b].size() < free[sequence[0]].size())) {
+        sequence.assign(1, b);
+      }
+    }
+    if (sequence.empty()) {
+      sequence = usable;
+      std::stable_sort(sequence.begin(), sequence.end(),
+                       [&](int x, int y) { return free[x].size() > free[y].size(); });
+    }
+    Order order;
+    for (int b : sequence) {
+      for (HostId h : blocks[b].hosts) {
+        if (order.size() < n && eligible[h]) order.push_back(h);
+      }
+    }
+    if (order.size() == n) consider(std::move(order), true);
+  }
   // (a) One block when one is big enough: best-fit among the healthiest.
   {
     std::vector<int> fits;
@@ -1554,30 +1659,7 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
       fill(bucketed);
     }
   }
-  // (c) Topology-only best fit, as a scheduler places without the load: the tightest block that
-  // holds the job, else the blocks with the most free hosts first; hosts in the block's order.
-  // A candidate like any other, so the answer is never below it on the objective.
-  {
-    std::vector<int> sequence;
-    for (int b : usable) {
-      if (free[b].size() >= n && (sequence.empty() || free[b].size() < free[sequence[0]].size())) {
-        sequence.assign(1, b);
-      }
-    }
-    if (sequence.empty()) {
-      sequence = usable;
-      std::stable_sort(sequence.begin(), sequence.end(),
-                       [&](int x, int y) { return free[x].size() > free[y].size(); });
-    }
-    Order order;
-    for (int b : sequence) {
-      for (HostId h : blocks[b].hosts) {
-        if (order.size() < n && eligible[h]) order.push_back(h);
-      }
-    }
-    if (order.size() == n) consider(std::move(order));
-  }
-  // (d) Small pools of eligible hosts: greedy construction on the exact objective from the best
+  // (c) Small pools of eligible hosts: greedy construction on the exact objective from the best
   // few seed hosts (one host at a time, the one that scores best), bounded by the work budget.
   if (eligibleCount <= 64 && n >= 2) {
     std::vector<HostId> pool;
@@ -1633,6 +1715,13 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
     std::vector<Candidate> improvedSet;
     for (std::size_t start = 0;
          start < std::min<std::size_t>(candidates.size(), 4) && impl.work < budget; ++start) {
+      // An alltoall whose full score costs more than the whole budget (512 hosts at 10,240
+      // HCAs): only the set whose flows are in place is improved. Any other start would spend
+      // the budget on its own full score before its first move.
+      if (pattern == CommPattern::kAllToAll && impl.base.valid &&
+          impl.base.work >= limits_.improvementWork && !impl.isBase(candidates[start].order)) {
+        continue;
+      }
       if (!candidates[start].evaluated) {
         // The next best candidate exactly (the ones above stay in place), charged to the budget.
         evaluateCandidates(start + 1);
@@ -1750,6 +1839,23 @@ PlacementAnswer PlacementEngine::place(const PlacementRequest& request) const {
             improved = tryOrder(std::move(o), true);
           }
           if (improved) break;
+        }
+        // Small pools: when no single replacement helps, two at once (an alltoall's bottleneck
+        // often sits on a plateau of links whose flows change only when two hosts move).
+        if (!improved && small && size <= 16 && pool.size() <= 16) {
+          for (std::size_t i = 0; i < size && !improved && impl.work < budget; ++i) {
+            for (std::size_t j = i + 1; j < size && !improved && impl.work < budget; ++j) {
+              for (std::size_t u = 0; u < pool.size() && !improved && impl.work < budget; ++u) {
+                for (std::size_t v = u + 1; v < pool.size() && !improved && impl.work < budget;
+                     ++v) {
+                  Order o = best.order;
+                  o[i] = pool[u];
+                  o[j] = pool[v];
+                  improved = tryOrder(std::move(o), true);
+                }
+              }
+            }
+          }
         }
       }
       // The ring's block boundaries: the best entry host per block (its own budget: cheap next

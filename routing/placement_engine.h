@@ -7,11 +7,13 @@
 // and a flat port table for route tracing. PlacementEngine adds one LinkLoadModel and answers
 // requests. Both are immutable once built and thread-safe to use from any number of threads.
 //
-// Objective (higher is better), for a host set in rank order:
-//   objective = B / R - 0.005 * (leafSwitches / railsPerHost - 1) - 0.001 * maxHops
-// where B is the predicted per-flow bottleneck (bytes/s) of the pattern on the real routes and
-// R the fabric's fastest HCA link (so B / R is in [0, 1]). Bandwidth dominates; among equal
-// bandwidths fewer leaves and shorter routes win. docs/placement.md has the model and search.
+// Objective (higher is better), for a host set of n hosts in rank order:
+//   objective = B / R * (1 - 0.02 * min(1, (leafSets - 1) / (n - 1)) - 0.001 * maxHops)
+// where B is the predicted per-flow bottleneck (bytes/s) of the pattern on the real routes, R the
+// fabric's fastest HCA link (so B / R is in [0, 1]) and leafSets = leaf switches spanned / HCAs
+// per host. Bandwidth dominates at every scale (the leaf and hop terms scale it down by a few
+// percent at most); among near-equal bandwidths fewer leaves and shorter routes win.
+// docs/placement.md has the model and search.
 #pragma once
 
 #include <memory>
@@ -193,11 +195,11 @@ struct PlacementLimits {
   /// Skip the exact evaluation of a candidate whose cheap upper bound cannot reach the best
   /// ones (same answer; false evaluates every candidate exactly, for tests).
   bool pruneByBound = true;
-  /// With pruneByBound: also skip a candidate whose upper bound exceeds
-  /// the best exact objective it must beat by no more than this, in units of the reference link
-  /// rate (1e-3 = 0.1% of one link's bandwidth): at best it would tie. 0 = exact pruning (the
-  /// same answer as evaluating everything). Near-equal candidates of large jobs cost a full
-  /// evaluation each; this is most of the 512-host all-to-all time at 10,240 HCAs.
+  /// With pruneByBound: also skip a candidate whose upper bound exceeds the best exact objective
+  /// it must beat by no more than this fraction of it (1e-3 = 0.1%): at best it would tie. 0 =
+  /// exact pruning (the same answer as evaluating everything). Never applied to the topology-only
+  /// best-fit candidate. Near-equal candidates of large jobs cost a full evaluation each; this
+  /// is most of the 512-host all-to-all time at 10,240 HCAs.
   double nearTie = 1e-3;
   /// Score an alltoall host set that differs from the last one scored in full by a few hosts
   /// from the difference (same numbers; false always scores in full, for tests).
