@@ -62,8 +62,9 @@ lftsOf() { [ -n "${lfts[$1]:-}" ] && echo "--lfts ${lfts[$1]}"; true; }
 echo "### Placement — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) (machine shared with other builds)"
 echo
 echo '```'
-"$bench" quality --trials 1000 --seed 1
-"$bench" quality --trials 1000 --seed 2
+# Exit status 1 = some trial more than 5% below the optimum (listed): recorded, not fatal.
+"$bench" quality --trials 1000 --seed 1 || true
+"$bench" quality --trials 1000 --seed 2 || true
 echo '```'
 # Compare under load: both fabrics of 2,048, and the 10,240-HCA superpod when its routes are real
 # (its synthetic tables would not be OpenSM's); rings and alltoalls.
