@@ -319,6 +319,7 @@ struct PlacementEngine::Impl {
     for (DirectedLinkId d : touched) flows[d] = 0;
     touched.clear();
     base.valid = false;
+    ring.valid = false;
   }
 
   double hostQuality(HostId h) const {
@@ -349,43 +350,133 @@ struct PlacementEngine::Impl {
     return q;
   }
 
-  // `count` flows from switch `fromSwitch` (the source's leaf) to `dst`.
-  void routeFlows(NodeIndex fromSwitch, const PlacementIndex::Hca& dst, std::uint32_t count,
-                  Eval& e) {
-    int hops =
-        ix.traceFromSwitch(fromSwitch, dst.lid, dst.node, [&](DirectedLinkId d) { add(d, count); });
-    if (hops < 0) {
-      e.unroutedFlows += count;
-    } else {
-      e.maxHops = std::max(e.maxHops, hops);
+  /// One ring edge, host `from` to host `to`, rail by rail (HCA k of one host to HCA k of the
+  /// next, merged by HCA index): adds its flows (`sign` > 0) or takes them off. Returns the most
+  /// switches any of its routes crosses; counts its flows without a route into `unrouted`.
+  int ringEdge(HostId from, HostId to, int sign, std::uint32_t& unrouted) {
+    const auto& a = ix.hosts()[from].hcas;
+    const auto& b = ix.hosts()[to].hcas;
+    auto onLink = [&](DirectedLinkId d) {
+      if (sign > 0) {
+        add(d, 1);
+      } else {
+        --flows[d];
+        ++work;
+      }
+    };
+    int maxHops = 0;
+    std::size_t x = 0, y = 0;
+    while (x < a.size() && y < b.size()) {
+      if (a[x].hcaIndex < b[y].hcaIndex) {
+        ++x;
+      } else if (b[y].hcaIndex < a[x].hcaIndex) {
+        ++y;
+      } else {
+        if (!a[x].cabled || !b[y].cabled) {
+          ++unrouted;
+        } else {
+          onLink(a[x].tx);
+          int hops = ix.traceFromSwitch(a[x].leaf, b[y].lid, b[y].node, onLink);
+          if (hops < 0) {
+            ++unrouted;
+          } else {
+            maxHops = std::max(maxHops, hops);
+          }
+        }
+        ++x;
+        ++y;
+      }
+    }
+    return maxHops;
+  }
+
+  // --- Incremental ring.
+  //
+  // The flows of the last ring order scored stay in place (`ring`). An order of the same hosts
+  // count that differs from it in a few positions changes only the edges next to those
+  // positions: their old flows come off, the new ones go on, and the bottleneck is read over the
+  // links touched. The same numbers as a full evaluation (PlacementLimits::incrementalRing).
+  struct RingState {
+    bool valid = false;
+    Order order;
+    std::vector<int> edgeHops;                // per edge i (order[i] -> order[i + 1])
+    std::vector<std::uint32_t> edgeUnrouted;  // per edge
+    std::array<std::uint32_t, PlacementIndex::kMaxSwitchHops + 1> edgesByHops{};
+    std::uint64_t unrouted = 0;
+    std::uint64_t work = 0;  // of its full evaluation
+  } ring;
+  static constexpr std::size_t kMaxRingChanges = 8;
+  std::vector<std::size_t> changedEdges;
+  EpochMarks linkSeen;
+
+  void addRing(const Order& order, Eval& e) {
+    const std::size_t n = order.size();
+    const std::uint64_t before = work;
+    ring.order = order;
+    ring.edgeHops.assign(n, 0);
+    ring.edgeUnrouted.assign(n, 0);
+    ring.edgesByHops.fill(0);
+    ring.unrouted = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      ring.edgeHops[i] = ringEdge(order[i], order[(i + 1) % n], 1, ring.edgeUnrouted[i]);
+      ++ring.edgesByHops[static_cast<std::size_t>(ring.edgeHops[i])];
+      ring.unrouted += ring.edgeUnrouted[i];
+    }
+    ring.work = work - before;
+    ring.valid = limits.incrementalRing;
+    readRing(e);
+  }
+
+  void readRing(Eval& e) const {
+    e.unroutedFlows = ring.unrouted;
+    e.maxHops = 0;
+    for (std::size_t h = ring.edgesByHops.size(); h-- > 0;) {
+      if (ring.edgesByHops[h] > 0) {
+        e.maxHops = static_cast<int>(h);
+        break;
+      }
     }
   }
 
-  void addRing(const Order& order, Eval& e) {
-    const auto& hosts = ix.hosts();
+  /// `order` from the ring state when it differs in at most kMaxRingChanges positions.
+  bool ringFromState(const Order& order, Eval& e) {
     const std::size_t n = order.size();
+    if (!ring.valid || n != ring.order.size() || n < 2) return false;
+    changedEdges.clear();
+    std::size_t changes = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      const auto& a = hosts[order[i]].hcas;
-      const auto& b = hosts[order[(i + 1) % n]].hcas;
-      // Rail by rail: HCA k of one host to HCA k of the next (merge by HCA index).
-      std::size_t x = 0, y = 0;
-      while (x < a.size() && y < b.size()) {
-        if (a[x].hcaIndex < b[y].hcaIndex) {
-          ++x;
-        } else if (b[y].hcaIndex < a[x].hcaIndex) {
-          ++y;
-        } else if (!a[x].cabled || !b[y].cabled) {
-          ++e.unroutedFlows;
-          ++x;
-          ++y;
-        } else {
-          add(a[x].tx, 1);
-          routeFlows(a[x].leaf, b[y], 1, e);
-          ++x;
-          ++y;
-        }
-      }
+      if (order[i] == ring.order[i]) continue;
+      if (++changes > kMaxRingChanges) return false;
+      changedEdges.push_back((i + n - 1) % n);
+      changedEdges.push_back(i);
     }
+    std::sort(changedEdges.begin(), changedEdges.end());
+    changedEdges.erase(std::unique(changedEdges.begin(), changedEdges.end()), changedEdges.end());
+    const std::uint64_t before = work;
+    for (std::size_t k : changedEdges) {
+      std::uint32_t dropped = 0;
+      ringEdge(ring.order[k], ring.order[(k + 1) % n], -1, dropped);
+      --ring.edgesByHops[static_cast<std::size_t>(ring.edgeHops[k])];
+      ring.unrouted -= ring.edgeUnrouted[k];
+    }
+    for (std::size_t i = 0; i < n; ++i) ring.order[i] = order[i];
+    for (std::size_t k : changedEdges) {
+      ring.edgeUnrouted[k] = 0;
+      ring.edgeHops[k] = ringEdge(order[k], order[(k + 1) % n], 1, ring.edgeUnrouted[k]);
+      ++ring.edgesByHops[static_cast<std::size_t>(ring.edgeHops[k])];
+      ring.unrouted += ring.edgeUnrouted[k];
+    }
+    // Links whose flows came off entirely leave the list; links put back on are listed once.
+    linkSeen.clear(load.size());
+    std::size_t kept = 0;
+    for (DirectedLinkId d : touched) {
+      if (flows[d] > 0 && linkSeen.mark(d)) touched[kept++] = d;
+    }
+    touched.resize(kept);
+    // Charged like the full evaluation it stands for: the work budget buys the same moves.
+    work = std::max(work, before + ring.work);
+    readRing(e);
+    return true;
   }
 
   // --- Alltoall.
@@ -1066,12 +1157,16 @@ struct PlacementEngine::Impl {
         return e;
       }
     }
-    reset();
     Eval e;
+    const bool ringAllreduce = pattern == CommPattern::kRingAllreduce && order.size() >= 2;
+    if (!ringAllreduce || !ringFromState(order, e)) {
+      reset();
+      e = Eval{};
+    }
     if (pattern == CommPattern::kNone || order.size() < 2) {
       addHostLinks(order);
-    } else if (pattern == CommPattern::kRingAllreduce) {
-      addRing(order, e);
+    } else if (ringAllreduce) {
+      if (!ring.valid) addRing(order, e);
     } else {
       hopFlows.fill(0);
       const std::uint64_t before = work;
@@ -1224,6 +1319,7 @@ struct PlacementEngine::Impl {
     if (runStart.size() < 2) return false;
     Order trial = order;
     evaluate(trial, CommPattern::kRingAllreduce);  // the flows of every boundary, in place
+    ring.valid = false;  // changed by hand below
     inRing.clear(hosts.size());
     for (HostId h : trial) inRing.mark(h);
     std::vector<DirectedLinkId> path, candidatePath, bestPath;

@@ -204,6 +204,9 @@ struct PlacementLimits {
   /// Score an alltoall host set that differs from the last one scored in full by a few hosts
   /// from the difference (same numbers; false always scores in full, for tests).
   bool incrementalAllToAll = true;
+  /// Score a ring order that differs from the last one scored in a few positions from the
+  /// edges next to them (same numbers; false always scores in full, for tests).
+  bool incrementalRing = true;
 };
 
 class PlacementEngine {
