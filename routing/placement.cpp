@@ -350,12 +350,29 @@ struct PlacementEngine::Impl {
     return q;
   }
 
+  /// Calls f(HCA of `from`, HCA of `to`) for every rail both hosts have (HCAs matched by HCA
+  /// index), in rail order, while f returns true. False when f stopped it.
+  template <typename F>
+  bool forEachRail(HostId from, HostId to, F&& f) const {
+    const auto& a = ix.hosts()[from].hcas;
+    const auto& b = ix.hosts()[to].hcas;
+    std::size_t x = 0, y = 0;
+    while (x < a.size() && y < b.size()) {
+      if (a[x].hcaIndex < b[y].hcaIndex) {
+        ++x;
+      } else if (b[y].hcaIndex < a[x].hcaIndex) {
+        ++y;
+      } else if (!f(a[x++], b[y++])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /// One ring edge, host `from` to host `to`, rail by rail (HCA k of one host to HCA k of the
   /// next, merged by HCA index): adds its flows (`sign` > 0) or takes them off. Returns the most
   /// switches any of its routes crosses; counts its flows without a route into `unrouted`.
   int ringEdge(HostId from, HostId to, int sign, std::uint32_t& unrouted) {
-    const auto& a = ix.hosts()[from].hcas;
-    const auto& b = ix.hosts()[to].hcas;
     auto onLink = [&](DirectedLinkId d) {
       if (sign > 0) {
         add(d, 1);
@@ -365,28 +382,20 @@ struct PlacementEngine::Impl {
       }
     };
     int maxHops = 0;
-    std::size_t x = 0, y = 0;
-    while (x < a.size() && y < b.size()) {
-      if (a[x].hcaIndex < b[y].hcaIndex) {
-        ++x;
-      } else if (b[y].hcaIndex < a[x].hcaIndex) {
-        ++y;
-      } else {
-        if (!a[x].cabled || !b[y].cabled) {
-          ++unrouted;
-        } else {
-          onLink(a[x].tx);
-          int hops = ix.traceFromSwitch(a[x].leaf, b[y].lid, b[y].node, onLink);
-          if (hops < 0) {
-            ++unrouted;
-          } else {
-            maxHops = std::max(maxHops, hops);
-          }
-        }
-        ++x;
-        ++y;
+    forEachRail(from, to, [&](const PlacementIndex::Hca& src, const PlacementIndex::Hca& dst) {
+      if (!src.cabled || !dst.cabled) {
+        ++unrouted;
+        return true;
       }
-    }
+      onLink(src.tx);
+      int hops = ix.traceFromSwitch(src.leaf, dst.lid, dst.node, onLink);
+      if (hops < 0) {
+        ++unrouted;
+      } else {
+        maxHops = std::max(maxHops, hops);
+      }
+      return true;
+    });
     return maxHops;
   }
 
@@ -1269,26 +1278,14 @@ struct PlacementEngine::Impl {
   /// links: they are the same for every candidate `to`). False when a flow has no route.
   bool boundaryLinks(HostId from, HostId to, std::vector<DirectedLinkId>& out) {
     out.clear();
-    const auto& a = ix.hosts()[from].hcas;
-    const auto& b = ix.hosts()[to].hcas;
-    std::size_t x = 0, y = 0;
-    while (x < a.size() && y < b.size()) {
-      if (a[x].hcaIndex < b[y].hcaIndex) {
-        ++x;
-      } else if (b[y].hcaIndex < a[x].hcaIndex) {
-        ++y;
-      } else {
-        if (!a[x].cabled || !b[y].cabled ||
-            ix.traceFromSwitch(a[x].leaf, b[y].lid, b[y].node,
-                               [&](DirectedLinkId d) { out.push_back(d); }) < 0) {
-          return false;
-        }
-        ++x;
-        ++y;
-      }
-    }
+    const bool routed =
+        forEachRail(from, to, [&](const PlacementIndex::Hca& src, const PlacementIndex::Hca& dst) {
+          return src.cabled && dst.cabled &&
+                 ix.traceFromSwitch(src.leaf, dst.lid, dst.node,
+                                    [&](DirectedLinkId d) { out.push_back(d); }) >= 0;
+        });
     work += out.size();
-    return true;
+    return routed;
   }
 
   /// The smallest share of the links in `links` (sorted in place) if their flows were added to
@@ -1319,7 +1316,7 @@ struct PlacementEngine::Impl {
     if (runStart.size() < 2) return false;
     Order trial = order;
     evaluate(trial, CommPattern::kRingAllreduce);  // the flows of every boundary, in place
-    ring.valid = false;  // changed by hand below
+    ring.valid = false;                            // changed by hand below
     inRing.clear(hosts.size());
     for (HostId h : trial) inRing.mark(h);
     std::vector<DirectedLinkId> path, candidatePath, bestPath;
@@ -1356,9 +1353,9 @@ struct PlacementEngine::Impl {
         }
         for (DirectedLinkId d : bestPath) add(d, 1);
         if (inRing.marked(bestHost)) {
-          std::swap(trial[s], *std::find(trial.begin() + static_cast<std::ptrdiff_t>(s),
-                                         trial.begin() + static_cast<std::ptrdiff_t>(end),
-                                         bestHost));
+          std::swap(trial[s],
+                    *std::find(trial.begin() + static_cast<std::ptrdiff_t>(s),
+                               trial.begin() + static_cast<std::ptrdiff_t>(end), bestHost));
         } else {
           inRing.stamp[entry] = 0;
           inRing.mark(bestHost);

@@ -324,19 +324,24 @@ TEST(PlacementAllToAll, IncrementalScoringGivesTheSameAnswer) {
   }
 }
 
-TEST(PlacementAllToAll, IncrementalScoringWithAMissingRoute) {
-  // A destination without an LFT entry: sets that contain it have flows without a route, which
-  // the difference cannot express; they are scored in full, with the same answer.
-  Fabric f = superpod2();
-  const Host& victim = f.topo->hosts()[5];
+/// `f` whose leaf of host `host`'s first HCA has no LFT entry for that HCA's LID.
+Fabric withoutRouteToHost(Fabric f, std::size_t host) {
+  const Host& victim = f.topo->hosts()[host];
   const Port* hcaPort = f.topo->port(victim.hcas.front(), PortNum(1));
   std::vector<std::optional<SwitchTable>> byNode(f.topo->nodes().size());
   for (const auto& n : f.topo->nodes()) {
     if (const SwitchTable* t = f.tables->table(n.index)) byNode[n.index] = *t;
   }
   byNode[hcaPort->remote->node]->ports[hcaPort->lid.value()] = SwitchTable::kNoPort;
-  auto tables = std::make_shared<const ForwardingTables>(f.topo, std::move(byNode), "test");
-  auto index = std::make_shared<const PlacementIndex>(f.topo, tables);
+  f.tables = std::make_shared<const ForwardingTables>(f.topo, std::move(byNode), "test");
+  return f;
+}
+
+TEST(PlacementAllToAll, IncrementalScoringWithAMissingRoute) {
+  // A destination without an LFT entry: sets that contain it have flows without a route, which
+  // the difference cannot express; they are scored in full, with the same answer.
+  Fabric f = withoutRouteToHost(superpod2(), 5);
+  auto index = std::make_shared<const PlacementIndex>(f.topo, f.tables);
   std::mt19937 rng(5);
   for (int trial = 0; trial < 6; ++trial) {
     auto load = randomLoad(f, rng);
@@ -360,24 +365,13 @@ TEST(PlacementAllToAll, IncrementalRingScoringGivesTheSameAnswer) {
   // scores and explanations, with the default budget and without a limit, and with a
   // destination that has no LFT entry (flows without a route come off and go on too).
   std::mt19937 rng(29);
-  Fabric broken = superpod2();
-  {
-    const Host& victim = broken.topo->hosts()[5];
-    const Port* hcaPort = broken.topo->port(victim.hcas.front(), PortNum(1));
-    std::vector<std::optional<SwitchTable>> byNode(broken.topo->nodes().size());
-    for (const auto& n : broken.topo->nodes()) {
-      if (const SwitchTable* t = broken.tables->table(n.index)) byNode[n.index] = *t;
-    }
-    byNode[hcaPort->remote->node]->ports[hcaPort->lid.value()] = SwitchTable::kNoPort;
-    broken.tables = std::make_shared<const ForwardingTables>(broken.topo, std::move(byNode), "t");
-  }
   int fabric = 0;
-  for (const Fabric& f : {superpod2(), threeLevel(), twoLevel(), broken}) {
+  for (const Fabric& f :
+       {superpod2(), threeLevel(), twoLevel(), withoutRouteToHost(superpod2(), 5)}) {
     auto index = std::make_shared<const PlacementIndex>(f.topo, f.tables);
     for (int trial = 0; trial < 6; ++trial) {
       auto load = randomLoad(f, rng);
-      PlacementRequest r =
-          randomRequest(f, rng, trial, 1 + trial % 3, CommPattern::kRingAllreduce);
+      PlacementRequest r = randomRequest(f, rng, trial, 1 + trial % 3, CommPattern::kRingAllreduce);
       for (std::uint64_t work : {PlacementLimits{}.improvementWork, std::uint64_t{1} << 40}) {
         PlacementLimits full, incremental;
         full.improvementWork = incremental.improvementWork = work;

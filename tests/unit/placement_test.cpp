@@ -359,7 +359,8 @@ TEST(Placement, NeverBelowTopologyOnlyBestFit) {
   int multiBlock = 0;
   for (int trial = 0; trial < 120; ++trial) {
     for (DirectedLinkId d = 0; d < f.load->size(); ++d) {
-      if (f.index->isSwitch(f.load->sender(d).node) && f.index->isSwitch(f.load->receiver(d).node)) {
+      if (f.index->isSwitch(f.load->sender(d).node) &&
+          f.index->isSwitch(f.load->receiver(d).node)) {
         f.load->setUtilization(d, coin(rng) < 0.25 ? hot(rng) : base(rng));
       }
     }
