@@ -137,7 +137,6 @@ PlacementIndex::PlacementIndex(TopologyPtr topology, ForwardingTablesPtr tables)
   for (std::uint32_t r = 0; r < byRank.size(); ++r) rank_[byRank[r]] = r;
 
   // Destination-major copy of the tables for the host HCAs' LIDs.
-  //
   column_.assign(nodes.size(), kNoRow);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (isSwitch_[i]) column_[i] = static_cast<std::uint32_t>(columns_++);
@@ -787,8 +786,6 @@ struct PlacementEngine::Impl {
                                    (2.0 * static_cast<double>(sourceLeaves) + 3.0);
   }
 
-  /// The alltoall of `order` from the base (see above), or false when a full evaluation is
-  /// cheaper or needed (a flow without a route, an HCA without a cable).
   /// True when `order` is the host set whose alltoall flows are in place (scored last in full).
   bool isBase(const Order& order) const {
     if (!base.valid || order.size() != base.hosts.size()) return false;
@@ -798,6 +795,8 @@ struct PlacementEngine::Impl {
     return true;
   }
 
+  /// The alltoall of `order` from the base (see above), or false when a full evaluation is
+  /// cheaper or needed (a flow without a route, an HCA without a cable).
   bool allToAllFromBase(const Order& order, Eval& e) {
     if (inOrder.size() != ix.hosts().size()) inOrder.assign(ix.hosts().size(), 0);
     for (HostId h : order) inOrder[h] = 1;
@@ -1168,10 +1167,7 @@ struct PlacementEngine::Impl {
     }
     Eval e;
     const bool ringAllreduce = pattern == CommPattern::kRingAllreduce && order.size() >= 2;
-    if (!ringAllreduce || !ringFromState(order, e)) {
-      reset();
-      e = Eval{};
-    }
+    if (!ringAllreduce || !ringFromState(order, e)) reset();
     if (pattern == CommPattern::kNone || order.size() < 2) {
       addHostLinks(order);
     } else if (ringAllreduce) {
@@ -1262,7 +1258,6 @@ struct PlacementEngine::Impl {
     return l;
   }
 
-  /// The full score of `order`.
   // --- Ring entry hosts.
   //
   // In a ring, only the edges between blocks cross the fabric: from the last host of one block's
@@ -1374,6 +1369,7 @@ struct PlacementEngine::Impl {
     return true;
   }
 
+  /// The full score of `order`.
   PlacementScore score(const Order& order, CommPattern pattern) {
     Eval e = evaluate(order, pattern, true);
     reset();

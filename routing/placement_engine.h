@@ -186,7 +186,8 @@ class PlacementIndex {
 using PlacementIndexPtr = std::shared_ptr<const PlacementIndex>;
 
 struct PlacementLimits {
-  /// Local-improvement budget in link visits (deterministic, unlike a time budget).
+  /// Work budget in link visits (deterministic, unlike a time budget): for the local
+  /// improvement, and for scoring candidates beyond the K best.
   std::uint64_t improvementWork = 400'000;
   /// Warnings listed one by one; the rest are summed up in one line.
   std::size_t maxWarnings = 32;
