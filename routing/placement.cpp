@@ -672,22 +672,29 @@ struct PlacementEngine::Impl {
       if (m < 2) continue;
       for (const auto* hca : members) add(hca->tx, m - 1);
       countLeaves(members);
-      // Destinations in row order (the flows do not depend on it), the next row prefetched.
-      dsts.assign(members.begin(), members.end());
-      std::sort(dsts.begin(), dsts.end(), [&](const auto* x, const auto* y) {
-        return ix.rowPosition(x->lid) < ix.rowPosition(y->lid);
-      });
-      for (std::size_t i = 0; i < dsts.size(); ++i) {
-        if (i + 1 < dsts.size()) {
-          if (const std::uint8_t* next = ix.destinationRow(dsts[i + 1]->lid)) {
-            for (std::size_t b = 0; b < ix.switchCount(); b += 64) __builtin_prefetch(next + b);
-          }
-        }
-        routeToDestination(*dsts[i], e);
-      }
+      forEachInRowOrder(members,
+                        [&](const PlacementIndex::Hca& dst) { routeToDestination(dst, e); });
     }
   }
   std::vector<const PlacementIndex::Hca*> dsts;
+  /// Calls f(HCA) for `hcas` in the order of their rows in the LFT copy (an alltoall's flows do
+  /// not depend on the order of destinations), the next row prefetched: the walks stream through
+  /// the copy.
+  template <typename F>
+  void forEachInRowOrder(const std::vector<const PlacementIndex::Hca*>& hcas, F&& f) {
+    dsts.assign(hcas.begin(), hcas.end());
+    std::sort(dsts.begin(), dsts.end(), [&](const auto* x, const auto* y) {
+      return ix.rowPosition(x->lid) < ix.rowPosition(y->lid);
+    });
+    for (std::size_t i = 0; i < dsts.size(); ++i) {
+      if (i + 1 < dsts.size()) {
+        if (const std::uint8_t* next = ix.destinationRow(dsts[i + 1]->lid)) {
+          for (std::size_t b = 0; b < ix.switchCount(); b += 64) __builtin_prefetch(next + b);
+        }
+      }
+      f(*dsts[i]);
+    }
+  }
 
   // --- Incremental alltoall.
   //
@@ -902,19 +909,8 @@ struct PlacementEngine::Impl {
         tree(*d, rd.keptLeaves, false, +1);
       }
       if (!rd.netFrom.empty()) {
-        // Kept destinations in row order, the next row prefetched (as a full evaluation).
-        dsts.assign(rd.kept.begin(), rd.kept.end());
-        std::sort(dsts.begin(), dsts.end(), [&](const auto* x, const auto* y) {
-          return ix.rowPosition(x->lid) < ix.rowPosition(y->lid);
-        });
-        for (std::size_t i = 0; i < dsts.size(); ++i) {
-          if (i + 1 < dsts.size()) {
-            if (const std::uint8_t* next = ix.destinationRow(dsts[i + 1]->lid)) {
-              for (std::size_t b = 0; b < ix.switchCount(); b += 64) __builtin_prefetch(next + b);
-            }
-          }
-          tree(*dsts[i], rd.netFrom, false, +1);
-        }
+        forEachInRowOrder(
+            rd.kept, [&](const PlacementIndex::Hca& dst) { tree(dst, rd.netFrom, false, +1); });
       }
       if (unrouted) break;
     }
