@@ -1,7 +1,7 @@
 // kube-scheduler extender: the filter and prioritize verbs of the HTTP extender protocol
 // (k8s.io/kube-scheduler/extender/v1), as pure handler functions of a request body and a fabric
 // context. The daemon serves them at POST /scheduler/filter and /scheduler/prioritize
-// (api/export_endpoints.cpp); tests call them directly with JSON exactly as kube-scheduler sends
+// (api/http/export_endpoints.cpp); tests call them directly with JSON exactly as kube-scheduler sends
 // it (docs/scheduler.md).
 //
 // Wire format: the Go types carry no json tags, so kube-scheduler writes the field names as

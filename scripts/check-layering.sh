@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Fails when a library includes a header from a layer above it.
-# Order (lowest first): discovery, telemetry, routing, scheduler_hooks, api.
-# tools/ and tests/ may include anything.
+# Fails when code includes a header from a layer above it.
+# Libraries (lowest first): discovery, telemetry, routing, scheduler_hooks, api.
+# Rooms inside api/ (lowest first): osm, service, metrics, http, daemon — the data flows
+# osm -> service -> metrics -> http -> daemon (docs/architecture.md).
+# tools/ and tests/ may include anything; no library or room may include tests/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 declare -A forbidden=(
-  [discovery]="telemetry routing scheduler_hooks api tools"
-  [telemetry]="routing scheduler_hooks api tools"
-  [routing]="scheduler_hooks api tools"
-  [scheduler_hooks]="api tools"
-  [api]="tools"
+  [discovery]="telemetry routing scheduler_hooks api tools tests"
+  [telemetry]="routing scheduler_hooks api tools tests"
+  [routing]="scheduler_hooks api tools tests"
+  [scheduler_hooks]="api tools tests"
+  [api]="tools tests"
+  [api/osm]="api/service api/metrics api/http api/daemon"
+  [api/service]="api/metrics api/http api/daemon"
+  [api/metrics]="api/http api/daemon"
+  [api/http]="api/daemon"
 )
 status=0
 for layer in "${!forbidden[@]}"; do
@@ -21,6 +27,12 @@ for layer in "${!forbidden[@]}"; do
     fi
   done
 done
+# Every api source lives in a room.
+if stray=$(find api -maxdepth 1 -name '*.h' -o -maxdepth 1 -name '*.cpp' | grep .); then
+  echo "check-layering: api sources outside a room (osm, service, metrics, http, daemon):" >&2
+  echo "$stray" | sed 's/^/  /' >&2
+  status=1
+fi
 # Only discovery/*.cpp may see libibnetdisc.
 if hits=$(grep -rln "infiniband/ibnetdisc.h" --include='*.h' . 2>/dev/null | grep -v '^./build'); then
   echo "check-layering: libibnetdisc types leak through headers:" >&2

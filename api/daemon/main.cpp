@@ -1,5 +1,5 @@
 // ibfabricd: the fabric manager daemon. Crawls the fabric (each crawl in a short-lived child
-// process, see api/child_crawl_source.h), sweeps port counters through one long-lived umad port,
+// process, see api/service/child_crawl_source.h), sweeps port counters through one long-lived umad port,
 // and serves the REST API (/api/v1) and Prometheus metrics (/metrics). docs/daemon.md.
 //
 // Signals: SIGTERM/SIGINT stop it (within a second); SIGHUP re-reads the config file (intervals,
@@ -15,18 +15,18 @@
 #include <optional>
 #include <thread>
 
-#include "api/child_crawl_source.h"
-#include "api/counter_source.h"
-#include "api/crawl_child.h"
-#include "api/export_endpoints.h"
-#include "api/fabric_service.h"
-#include "api/mad_proxy_child.h"
-#include "api/osm_wiring.h"
-#include "api/placement_endpoint.h"
-#include "api/pool_endpoints.h"
-#include "api/rest_server.h"
-#include "api/service_config.h"
-#include "api/version.h"
+#include "api/service/child_crawl_source.h"
+#include "api/service/counter_source.h"
+#include "api/daemon/crawl_child.h"
+#include "api/http/export_endpoints.h"
+#include "api/service/fabric_service.h"
+#include "api/daemon/mad_proxy_child.h"
+#include "api/daemon/osm_wiring.h"
+#include "api/http/placement_endpoint.h"
+#include "api/http/pool_endpoints.h"
+#include "api/http/rest_server.h"
+#include "api/daemon/service_config.h"
+#include "api/daemon/version.h"
 #include "discovery/node_name_map.h"
 #include "telemetry/heap_tuning.h"
 

@@ -1,7 +1,7 @@
 // ibfabricd's configuration: YAML keys over defaults, validation, listen addresses.
 #include <gtest/gtest.h>
 
-#include "api/service_config.h"
+#include "api/daemon/service_config.h"
 
 namespace ibfabric::api {
 namespace {

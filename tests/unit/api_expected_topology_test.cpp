@@ -1,11 +1,11 @@
 // The operational configuration keys (clear_saturated_counters, expected_topology, metrics,
 // tls) and the expected topology: loading a net file or discovery JSON, node presence, and the
 // node_missing / node_returned events between two crawls.
-#include "api/expected_topology.h"
+#include "api/service/expected_topology.h"
 
 #include <gtest/gtest.h>
 
-#include "api/service_config.h"
+#include "api/daemon/service_config.h"
 #include "discovery/formats.h"
 #include "discovery/netfile.h"
 #include "tests/support/sim_fixture.h"

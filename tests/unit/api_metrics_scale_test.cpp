@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <thread>
 
-#include "api/fake_sources.h"
-#include "api/metrics.h"
-#include "api/rest_server.h"
+#include "api/service/fake_sources.h"
+#include "api/metrics/metrics.h"
+#include "api/http/rest_server.h"
 #include "discovery/net_topology.h"
 #include "discovery/topogen.h"
 #include "tests/support/subprocess.h"

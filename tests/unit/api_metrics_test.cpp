@@ -1,11 +1,11 @@
 // /metrics rendering from a hand-built ServiceState: names, labels, bytes (not 4-octet units),
 // per-type event counts, and `promtool check metrics` when promtool is installed.
-#include "api/metrics.h"
+#include "api/metrics/metrics.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "api/fake_sources.h"
+#include "api/service/fake_sources.h"
 #include "discovery/net_topology.h"
 #include "discovery/netfile.h"
 #include "tests/support/sim_fixture.h"

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "api/fake_sources.h"
-#include "api/rest_server.h"
+#include "api/service/fake_sources.h"
+#include "api/http/rest_server.h"
 #include "discovery/netfile.h"
 #include "discovery/topology_compare.h"
 #include "tests/support/sim_fixture.h"

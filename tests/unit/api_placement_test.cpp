@@ -1,6 +1,6 @@
 // POST /api/v1/placement: request parsing (every field, every bad input a 400 naming the field),
 // answer JSON both ways, metrics text, and the route over real HTTP on loopback.
-#include "api/placement_endpoint.h"
+#include "api/http/placement_endpoint.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "api/fake_sources.h"
-#include "api/rest_server.h"
+#include "api/service/fake_sources.h"
+#include "api/http/rest_server.h"
 #include "discovery/net_topology.h"
 #include "discovery/netfile.h"
 #include "discovery/topogen.h"

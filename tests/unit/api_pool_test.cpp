@@ -2,7 +2,7 @@
 // faked: bearer token on writes, status codes (201/200/409/400/404/503), host registration,
 // the events the follower turns into degraded allocations, /metrics families; and the `pool:`
 // config block.
-#include "api/pool_endpoints.h"
+#include "api/http/pool_endpoints.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "api/fake_sources.h"
-#include "api/service_config.h"
+#include "api/service/fake_sources.h"
+#include "api/daemon/service_config.h"
 #include "discovery/net_topology.h"
 #include "discovery/topogen.h"
 #include "tests/support/subprocess.h"

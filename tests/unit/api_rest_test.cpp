@@ -1,6 +1,6 @@
 // The REST API and /metrics over real HTTP on loopback (port 0), with the service's seams
 // faked: status codes, JSON error shape, filters, long-poll, bearer token, OpenAPI document.
-#include "api/rest_server.h"
+#include "api/http/rest_server.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "api/fake_sources.h"
+#include "api/service/fake_sources.h"
 #include "discovery/net_topology.h"
 #include "discovery/netfile.h"
 #include "tests/support/sim_fixture.h"

@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "api/fake_sources.h"
-#include "api/metrics.h"
-#include "api/rest_server.h"
-#include "api/routing_endpoints.h"
-#include "api/routing_state.h"
+#include "api/service/fake_sources.h"
+#include "api/metrics/metrics.h"
+#include "api/http/rest_server.h"
+#include "api/http/routing_endpoints.h"
+#include "api/service/routing_state.h"
 #include "discovery/net_topology.h"
 #include "discovery/netfile.h"
 #include "discovery/topogen.h"

@@ -1,11 +1,11 @@
 // FabricService with scripted seams: readiness, rates from consecutive sweeps, topology deltas
 // as events, failures reported with backoff while the last snapshot keeps being served,
 // on-demand crawls, prompt stop.
-#include "api/fabric_service.h"
+#include "api/service/fabric_service.h"
 
 #include <gtest/gtest.h>
 
-#include "api/fake_sources.h"
+#include "api/service/fake_sources.h"
 #include "discovery/net_topology.h"
 #include "discovery/netfile.h"
 #include "tests/support/sim_fixture.h"

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <atomic>
 
-#include "api/fabric_service.h"
-#include "api/fake_sources.h"
+#include "api/service/fabric_service.h"
+#include "api/service/fake_sources.h"
 #include "discovery/netfile.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"

@@ -1,6 +1,6 @@
 // The daemon's side of the OpenSM plugin: the NDJSON parser (every event type, clear errors for
 // malformed lines), the line splitter, and the Unix-socket listener on a real socket.
-#include "api/osm_events.h"
+#include "api/osm/osm_events.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -13,7 +13,7 @@
 #include <mutex>
 #include <vector>
 
-#include "api/service_config.h"
+#include "api/daemon/service_config.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "api/osm_events.h"
+#include "api/osm/osm_events.h"
 #include "tests/support/subprocess.h"
 #include "tools/osm_plugin/event_queue.h"
 #include "tools/osm_plugin/event_sender.h"

@@ -12,8 +12,8 @@
 #include <mutex>
 #include <set>
 
-#include "api/lft_status.h"
-#include "api/routing_state.h"
+#include "api/http/lft_status.h"
+#include "api/service/routing_state.h"
 #include "discovery/net_topology.h"
 #include "discovery/topogen.h"
 #include "discovery/topology_edit.h"

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "api/version.h"
+#include "api/daemon/version.h"
 #include "telemetry/heap_tuning.h"
 #include "tools/ibfabric/commands.h"
 

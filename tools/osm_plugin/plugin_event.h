@@ -1,6 +1,6 @@
 // PluginEvent: what the OpenSM event plugin copies out of one report() call (plain values, no
 // OpenSM pointers, so it can outlive the call), and its newline-delimited JSON form — the wire
-// format api/osm_events.h parses (documented there and in docs/opensm-plugin.md).
+// format api/osm/osm_events.h parses (documented there and in docs/opensm-plugin.md).
 //
 // Pure functions and value types; thread-safe.
 #pragma once

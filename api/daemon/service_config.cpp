@@ -1,0 +1,231 @@
+#include "api/daemon/service_config.h"
+
+#include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace ibfabric::api {
+namespace {
+
+template <typename T>
+T scalar(const YAML::Node& node, const std::string& key) {
+  try {
+    return node.as<T>();
+  } catch (const YAML::Exception&) {
+    throw ConfigError("config: \"" + key + "\" has the wrong type");
+  }
+}
+
+/// Keys of a nested mapping must be among `allowed`.
+void checkKeys(const YAML::Node& map, const std::string& name,
+               const std::set<std::string>& allowed) {
+  if (!map.IsMap()) throw ConfigError("config: \"" + name + "\" must be a mapping");
+  for (const auto& kv : map) {
+    const std::string key = scalar<std::string>(kv.first, "key");
+    if (!allowed.count(key)) throw ConfigError("config: unknown key \"" + name + "." + key + "\"");
+  }
+}
+
+void applyOperationalKeys(const YAML::Node& root, ServiceConfig& c) {
+  if (auto n = root["clear_saturated_counters"])
+    c.clearSaturatedCounters = scalar<bool>(n, "clear_saturated_counters");
+  if (auto n = root["expected_topology"])
+    c.expectedTopology = scalar<std::string>(n, "expected_topology");
+  if (auto m = root["metrics"]) {
+    checkKeys(m, "metrics", {"port_labels"});
+    if (auto n = m["port_labels"])
+      c.metricsPortLabels = scalar<std::string>(n, "metrics.port_labels");
+  }
+  if (auto m = root["tls"]) {
+    checkKeys(m, "tls", {"cert", "key"});
+    if (auto n = m["cert"]) c.tlsCert = scalar<std::string>(n, "tls.cert");
+    if (auto n = m["key"]) c.tlsKey = scalar<std::string>(n, "tls.key");
+  }
+}
+
+}  // namespace
+
+PoolConfig parsePoolConfig(const YAML::Node& node) {
+  if (!node.IsMap()) throw ConfigError("config: \"pool\" must be a mapping");
+  PoolConfig c;
+  c.enabled = true;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    if (key != "inventory" && key != "journal" && key != "quotas" && key != "compact_every")
+      throw ConfigError("config: unknown key \"pool." + key + "\"");
+  }
+  try {
+    if (auto n = node["inventory"]) c.inventory = n.as<std::string>();
+    if (auto n = node["journal"]) c.journal = n.as<std::string>();
+    if (auto n = node["compact_every"]) c.compactEvery = n.as<std::size_t>();
+  } catch (const YAML::Exception&) {
+    throw ConfigError("config: pool.inventory/journal/compact_every have the wrong type");
+  }
+  if (!c.inventory.empty() && !std::filesystem::is_regular_file(c.inventory))
+    throw ConfigError("pool.inventory: no such file: " + c.inventory);
+  if (c.compactEvery < 1) throw ConfigError("pool.compact_every: must be >= 1");
+  if (auto q = node["quotas"]) {
+    if (!q.IsSequence()) throw ConfigError("config: pool.quotas must be a list");
+    for (const auto& item : q) {
+      if (!item.IsMap()) throw ConfigError("config: each pool.quotas entry must be a mapping");
+      nlohmann::json j = nlohmann::json::object();
+      for (const auto& kv : item) {
+        const std::string key = kv.first.as<std::string>();
+        const std::string text = kv.second.as<std::string>();
+        if (key == "max_fraction" || key == "max_percent") {
+          try {
+            j[key] = kv.second.as<double>();
+          } catch (const YAML::Exception&) {
+            throw ConfigError("pool.quotas: " + key + " must be a number, got " + text);
+          }
+        } else {
+          j[key] = text;
+        }
+      }
+      try {
+        c.quotas.push_back(scheduler_hooks::quotaFromJson(j));
+      } catch (const std::invalid_argument& e) {
+        throw ConfigError(std::string("pool.") + e.what());
+      }
+    }
+  }
+  return c;
+}
+
+ListenAddress parseListenAddress(std::string_view text) {
+  ListenAddress out;
+  std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == text.size())
+    throw ConfigError("listen: expected HOST:PORT, got \"" + std::string(text) + "\"");
+  std::string_view host = text.substr(0, colon);
+  std::string_view port = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  if (host.empty()) throw ConfigError("listen: empty host in \"" + std::string(text) + "\"");
+  int p = -1;
+  auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (ec != std::errc() || ptr != port.data() + port.size() || p < 0 || p > 65535)
+    throw ConfigError("listen: bad port in \"" + std::string(text) + "\"");
+  out.host = std::string(host);
+  out.port = p;
+  return out;
+}
+
+std::chrono::milliseconds secondsToInterval(double seconds, std::string_view key) {
+  if (!(seconds > 0.0) || seconds > 7 * 24 * 3600.0)
+    throw ConfigError(std::string(key) + ": must be a number of seconds > 0 (got " +
+                      std::to_string(seconds) + ")");
+  auto ms = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000.0 + 0.5));
+  return ms.count() == 0 ? std::chrono::milliseconds(1) : ms;
+}
+
+void ServiceConfig::validate() const {
+  if (listen.port < 0 || listen.port > 65535) throw ConfigError("listen: bad port");
+  if (listen.host.empty()) throw ConfigError("listen: empty host");
+  if (crawlInterval.count() <= 0) throw ConfigError("crawl_interval: must be > 0");
+  if (sweepInterval.count() <= 0) throw ConfigError("sweep_interval: must be > 0");
+  if (crawlTimeout.count() <= 0) throw ConfigError("crawl_timeout: must be > 0");
+  if (caPort < 0 || caPort > 255) throw ConfigError("ca_port: must be 0..255");
+  if (spdlog::level::from_str(logLevel) == spdlog::level::off && logLevel != "off")
+    throw ConfigError("log_level: unknown level \"" + logLevel + "\"");
+  if (madWindow < 1 || madWindow > 256) throw ConfigError("mad.window: must be 1..256");
+  if (madTimeoutMs < 1) throw ConfigError("mad.timeout_ms: must be >= 1");
+  if (madRetries < 0 || madRetries > 20) throw ConfigError("mad.retries: must be 0..20");
+  if (madTransport != "subprocess" && madTransport != "inprocess")
+    throw ConfigError("mad_transport: must be subprocess or inprocess (got \"" + madTransport +
+                      "\")");
+  if (historyDepth < 2) throw ConfigError("history_depth: must be >= 2");
+  if (eventCapacity < 1) throw ConfigError("event_capacity: must be >= 1");
+  if (!nodeNameMap.empty() && !std::filesystem::is_regular_file(nodeNameMap))
+    throw ConfigError("node_name_map: no such file: " + nodeNameMap);
+  validateOperational();
+}
+
+void ServiceConfig::validateOperational() const {
+  if (!expectedTopology.empty() && !std::filesystem::is_regular_file(expectedTopology))
+    throw ConfigError("expected_topology: no such file: " + expectedTopology);
+  if (metricsPortLabels != "full" && metricsPortLabels != "minimal")
+    throw ConfigError("metrics.port_labels: must be full or minimal (got \"" + metricsPortLabels +
+                      "\")");
+  if (tlsCert.empty() != tlsKey.empty()) throw ConfigError("tls: both cert and key are needed");
+  for (const auto& f : {tlsCert, tlsKey})
+    if (!f.empty() && !std::filesystem::is_regular_file(f))
+      throw ConfigError("tls: no such file: " + f);
+}
+
+ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(std::string("config: YAML syntax error: ") + e.what());
+  }
+  if (root.IsNull()) return c;
+  if (!root.IsMap()) throw ConfigError("config: the top level must be a mapping");
+  static const std::set<std::string> known = {
+      "listen", "crawl_interval", "sweep_interval", "crawl_timeout",
+      "ca",     "ca_port",        "log_level",      "api_token",
+      "mad",    "history_depth",  "event_capacity", "node_name_map",
+      "pool"};
+  // Operational keys (docs/daemon.md): parsed by applyOperationalKeys below.
+  static const std::set<std::string> operational = {"clear_saturated_counters", "expected_topology",
+                                                    "metrics", "tls"};
+  for (const auto& kv : root) {
+    const std::string key = scalar<std::string>(kv.first, "key");
+    if (!known.count(key) && !operational.count(key) && key != "osm_events" &&
+        key != "mad_transport")
+      throw ConfigError("config: unknown key \"" + key + "\"");
+  }
+  applyOperationalKeys(root, c);
+  if (auto n = root["listen"]) c.listen = parseListenAddress(scalar<std::string>(n, "listen"));
+  if (auto n = root["crawl_interval"])
+    c.crawlInterval = secondsToInterval(scalar<double>(n, "crawl_interval"), "crawl_interval");
+  if (auto n = root["sweep_interval"])
+    c.sweepInterval = secondsToInterval(scalar<double>(n, "sweep_interval"), "sweep_interval");
+  if (auto n = root["crawl_timeout"])
+    c.crawlTimeout = secondsToInterval(scalar<double>(n, "crawl_timeout"), "crawl_timeout");
+  if (auto n = root["ca"]) c.ca = scalar<std::string>(n, "ca");
+  if (auto n = root["ca_port"]) c.caPort = scalar<int>(n, "ca_port");
+  if (auto n = root["log_level"]) c.logLevel = scalar<std::string>(n, "log_level");
+  if (auto n = root["api_token"]) c.apiToken = scalar<std::string>(n, "api_token");
+  if (auto n = root["node_name_map"]) c.nodeNameMap = scalar<std::string>(n, "node_name_map");
+  if (auto n = root["osm_events"]) c.osmEvents = scalar<std::string>(n, "osm_events");
+  if (auto n = root["mad_transport"]) c.madTransport = scalar<std::string>(n, "mad_transport");
+  if (auto n = root["history_depth"]) c.historyDepth = scalar<std::size_t>(n, "history_depth");
+  if (auto n = root["event_capacity"]) c.eventCapacity = scalar<std::size_t>(n, "event_capacity");
+  if (auto n = root["pool"]) c.pool = parsePoolConfig(n);
+  if (auto mad = root["mad"]) {
+    if (!mad.IsMap()) throw ConfigError("config: \"mad\" must be a mapping");
+    for (const auto& kv : mad) {
+      const std::string key = scalar<std::string>(kv.first, "key");
+      if (key != "window" && key != "timeout_ms" && key != "retries")
+        throw ConfigError("config: unknown key \"mad." + key + "\"");
+    }
+    if (auto n = mad["window"]) c.madWindow = scalar<int>(n, "mad.window");
+    if (auto n = mad["timeout_ms"]) c.madTimeoutMs = scalar<int>(n, "mad.timeout_ms");
+    if (auto n = mad["retries"]) c.madRetries = scalar<int>(n, "mad.retries");
+  }
+  c.validate();
+  return c;
+}
+
+ServiceConfig loadConfigFile(const std::filesystem::path& path, ServiceConfig base) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("config: cannot read " + path.string());
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  try {
+    return loadConfigText(buf.str(), std::move(base));
+  } catch (const ConfigError& e) {
+    throw ConfigError(path.string() + ": " + e.what());
+  }
+}
+
+}  // namespace ibfabric::api

@@ -1,0 +1,100 @@
+// ServiceConfig: everything ibfabricd can be told, from a YAML file and/or flags.
+//
+// The YAML keys (docs/daemon.md, example in packaging/ibfabricd.yaml):
+//   listen: "127.0.0.1:9464"        # HOST:PORT; port 0 picks a free port (printed at start)
+//   crawl_interval: 60              # seconds between fabric crawls
+//   sweep_interval: 10              # seconds between counter sweeps
+//   ca: ""                          # umad device; empty = the first
+//   ca_port: 0                      # 0 = the first active port
+//   log_level: info                 # trace|debug|info|warn|error|critical|off
+//   api_token: ""                   # bearer token for POST endpoints; empty = writes disabled
+//   node_name_map: ""               # <guid> "<name>" file for friendlier node names
+//   crawl_timeout: 120              # seconds before a crawl child is killed
+//   mad: {window: 256, timeout_ms: 200, retries: 3}
+//   history_depth: 64               # samples kept per port
+//   event_capacity: 10000
+//   clear_saturated_counters: false # clear narrow counters stuck at their maximum
+//   expected_topology: ""           # net file or discovery JSON compared after each crawl
+//   metrics: {port_labels: full}    # full | minimal (per-port series: guid, port, level only)
+//   tls: {cert: "", key: ""}        # PEM files: serve HTTPS
+//   osm_events: ""                  # Unix socket for the OpenSM event plugin; empty = off
+//   mad_transport: subprocess       # sweeps' umad port in a child (recovers) or inprocess
+//   pool: {inventory: FILE, journal: DIR, quotas: [...]}   # GPU pool allocator (docs/pool.md)
+//
+// Plain value type; loading is a pure function of its input.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "api/service/pool_config.h"
+
+namespace YAML {
+class Node;
+}
+
+namespace ibfabric::api {
+
+/// The configuration is invalid; what() is one line naming the key.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ListenAddress {
+  std::string host = "127.0.0.1";
+  int port = 9464;
+};
+/// "HOST:PORT" (IPv6 as "[::1]:PORT"); throws ConfigError.
+ListenAddress parseListenAddress(std::string_view text);
+
+struct ServiceConfig {
+  ListenAddress listen;
+  std::chrono::milliseconds crawlInterval{60'000};
+  std::chrono::milliseconds sweepInterval{10'000};
+  std::chrono::milliseconds crawlTimeout{120'000};
+  std::string ca;
+  int caPort = 0;
+  std::string logLevel = "info";
+  /// ibnetdiscover-style node-name map applied to crawled descriptions; empty = none.
+  std::string nodeNameMap;
+  std::string apiToken;
+  int madWindow = 256;  // MadEngineOptions::window default; see docs/BENCHMARKS.md
+  int madTimeoutMs = 200;
+  int madRetries = 3;
+  std::size_t historyDepth = 64;
+  std::size_t eventCapacity = 10000;
+  bool clearSaturatedCounters = false;
+  std::string expectedTopology;
+  std::string metricsPortLabels = "full";
+  std::string tlsCert;
+  std::string tlsKey;
+  /// Unix socket the OpenSM event plugin connects to (docs/opensm-plugin.md); empty = off.
+  std::string osmEvents;
+  /// "subprocess": the sweeps' umad port lives in a MAD proxy child (re-created after failures,
+  /// so the daemon reconnects to a restarted simulator/driver); "inprocess": in the daemon.
+  std::string madTransport = "subprocess";
+  PoolConfig pool;
+
+  /// Throws ConfigError on out-of-range values.
+  void validate() const;
+  void validateOperational() const;
+};
+
+/// Applies the YAML text over `base` (keys absent keep base's value); throws ConfigError for
+/// unknown keys, wrong types and invalid values.
+ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig base = {});
+/// Reads the file first; throws ConfigError when it cannot be read.
+ServiceConfig loadConfigFile(const std::filesystem::path& path, ServiceConfig base = {});
+
+/// Seconds as a duration; throws ConfigError for non-positive or absurd values.
+std::chrono::milliseconds secondsToInterval(double seconds, std::string_view key);
+
+/// Parses the `pool:` mapping; throws ConfigError naming the key.
+PoolConfig parsePoolConfig(const YAML::Node& node);
+
+}  // namespace ibfabric::api

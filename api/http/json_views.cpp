@@ -1,0 +1,318 @@
+#include "api/http/json_views.h"
+
+#include "api/metrics/osm_views.h"
+#include "discovery/formats.h"
+#include "telemetry/port_rates.h"
+
+namespace ibfabric::api {
+namespace {
+
+using nlohmann::json;
+using telemetry::Counter;
+using telemetry::PortKey;
+
+json optNum(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json timeJson(const std::optional<std::chrono::system_clock::time_point>& t) {
+  return t ? json(epochSeconds(*t)) : json(nullptr);
+}
+
+json activityJson(const ActivityStatus& a, std::chrono::system_clock::time_point now) {
+  json j = {{"runs", a.runs},
+            {"failures", a.failures},
+            {"consecutive_failures", a.consecutiveFailures},
+            {"last_attempt", timeJson(a.lastAttempt)},
+            {"last_success", timeJson(a.lastSuccess)},
+            {"last_duration_seconds", std::chrono::duration<double>(a.lastDuration).count()},
+            {"last_error", a.lastError.empty() ? json(nullptr) : json(a.lastError)},
+            {"next_attempt", timeJson(a.nextAttempt)},
+            {"in_progress_since", timeJson(a.inProgressSince)}};
+  j["age_seconds"] =
+      a.lastSuccess ? json(std::chrono::duration<double>(now - *a.lastSuccess).count()) : json();
+  return j;
+}
+
+json endJson(const Topology& t, PortRef r) {
+  const Node& n = t.node(r.node);
+  return {{"guid", toString(n.guid)}, {"node", n.description}, {"port", r.port.value()}};
+}
+
+json ratesJson(const telemetry::PortRates& r) {
+  json deltas = json::object();
+  for (Counter c : telemetry::kAllCounters) {
+    const auto& d = r[c];
+    json x = {{"state", std::string(toString(d.state))}};
+    if (d.ok()) {
+      x["delta"] = d.delta;
+      x["per_second"] = d.perSecond;
+    }
+    deltas[std::string(toString(c))] = x;
+  }
+  return {{"interval_seconds", r.intervalSeconds},
+          {"tx_bytes_per_second", optNum(r.txBytesPerSecond)},
+          {"rx_bytes_per_second", optNum(r.rxBytesPerSecond)},
+          {"tx_packets_per_second", optNum(r.txPacketsPerSecond)},
+          {"rx_packets_per_second", optNum(r.rxPacketsPerSecond)},
+          {"tx_utilization", optNum(r.txUtilization)},
+          {"rx_utilization", optNum(r.rxUtilization)},
+          {"congestion", optNum(r.congestion)},
+          {"xmit_wait_tick_seconds", r.xmitWaitTickSeconds},
+          {"xmit_wait_tick_source", r.xmitWaitTickFromDevice ? "device" : "default"},
+          {"counters", deltas}};
+}
+
+json countersJson(const telemetry::CounterValues& v) {
+  json j = json::object();
+  for (Counter c : telemetry::kAllCounters)
+    if (v.has(c)) j[std::string(toString(c))] = v.get(c);
+  return j;
+}
+
+json healthReportJson(const telemetry::LinkHealthReport& r) {
+  json reasons = json::array();
+  for (const auto& x : r.reasons)
+    reasons.push_back({{"code", x.code},
+                       {"guid", toString(x.port.node)},
+                       {"port", x.port.port.value()},
+                       {"text", x.text}});
+  return {{"state", std::string(toString(r.state))},
+          {"congestion", optNum(r.congestion)},
+          {"reasons", reasons}};
+}
+
+}  // namespace
+
+double epochSeconds(std::chrono::system_clock::time_point t) {
+  return static_cast<double>(
+             std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count()) /
+         1000.0;
+}
+
+const telemetry::LinkHealthReport* findHealth(const ServiceState& state, Guid a, PortNum pa) {
+  if (!state.health) return nullptr;
+  for (const auto& r : *state.health)
+    if ((r.a.node == a && r.a.port == pa) || (r.b.node == a && r.b.port == pa)) return &r;
+  return nullptr;
+}
+
+json healthJson(const ServiceState& s, std::chrono::system_clock::time_point now) {
+  const bool failing = s.crawl.consecutiveFailures > 0 || s.sweep.consecutiveFailures > 0;
+  json j = {{"status", !s.ready() ? "starting"
+                       : failing  ? "degraded"
+                                  : "ready"},
+            {"ready", s.ready()},
+            {"live", true},
+            {"started", epochSeconds(s.started)},
+            {"uptime_seconds", std::chrono::duration<double>(now - s.started).count()},
+            {"crawl", activityJson(s.crawl, now)},
+            {"sweep", activityJson(s.sweep, now)}};
+  j["osm"] = osmJson(s.osm, now);
+  if (!s.sweepSource.empty()) j["sweep"]["source"] = s.sweepSource;
+  if (s.routes.lastAttempt) j["routes"] = activityJson(s.routes, now);
+  if (s.topology) j["crawl"]["source"] = s.topology->stats().source;
+  if (s.counters) {
+    j["sweep"]["sequence"] = s.counters->sequence;
+    j["sweep"]["ports"] = s.counters->stats.ports;
+    j["sweep"]["ports_ok"] = s.counters->stats.portsOk;
+  }
+  return j;
+}
+
+json topologySummaryJson(const ServiceState& s, std::chrono::system_clock::time_point now) {
+  const Topology& t = *s.topology;
+  std::map<std::string, std::size_t> switchesPerLevel, linksByState;
+  for (const Node& n : t.nodes())
+    if (n.isSwitch()) ++switchesPerLevel[levelName(n.level)];
+  std::size_t belowEnabled = 0;
+  for (const Link& l : t.links()) {
+    const Port* pa = t.port(l.a);
+    const Port* pb = t.port(l.b);
+    const bool active =
+        pa && pb && pa->state == PortState::kActive && pb->state == PortState::kActive;
+    ++linksByState[active ? "active" : "down"];
+    if (l.belowEnabled()) ++belowEnabled;
+  }
+  json j = {
+      {"source", t.stats().source},
+      {"switches", t.switchCount()},
+      {"cas", t.caCount()},
+      {"routers", t.routerCount()},
+      {"links", t.links().size()},
+      {"hosts", t.hosts().size()},
+      {"rails", t.rails().size()},
+      {"rail_optimized", t.railOptimized()},
+      {"groups", t.groups().size()},
+      {"max_level", t.maxLevel()},
+      {"switches_per_level", switchesPerLevel},
+      {"links_by_state", linksByState},
+      {"links_below_enabled", belowEnabled},
+      {"crawl_seconds", std::chrono::duration<double>(t.stats().crawlTime).count()},
+      {"age_seconds", s.crawl.lastSuccess
+                          ? json(std::chrono::duration<double>(now - *s.crawl.lastSuccess).count())
+                          : json()}};
+  return j;
+}
+
+json nodeBriefJson(const Topology& t, const Node& n) {
+  json j = {{"guid", toString(n.guid)},
+            {"type", nodeTypeName(n.type)},
+            {"description", n.description},
+            {"lid", n.lid().value()},
+            {"level", n.level},
+            {"level_name", levelName(n.level)},
+            {"num_ports", n.numPorts}};
+  if (n.host) j["host"] = t.hosts()[*n.host].name;
+  if (n.rail >= 0) j["rail"] = n.rail;
+  return j;
+}
+
+json nodeJson(const Topology& t, const Node& n) {
+  json j = nodeBriefJson(t, n);
+  j["node_description"] = n.nodeDescription;
+  j["sys_image_guid"] = toString(n.sysImageGuid);
+  j["vendor_id"] = n.vendorId;
+  j["device_id"] = n.deviceId;
+  j["revision"] = n.revision;
+  j["hca_index"] = n.hcaIndex;
+  j["group"] = n.group;
+  json ports = json::array();
+  for (const auto& p : n.ports) {
+    if (!p) continue;
+    json jp = {{"num", p->num.value()},
+               {"guid", toString(p->guid)},
+               {"lid", p->lid.value()},
+               {"state", std::string(toString(p->state))},
+               {"phys_state", std::string(toString(p->physState))},
+               {"active_rate", p->activeRate ? json(p->activeRate->toString()) : json()},
+               {"direction", std::string(toString(p->direction))},
+               {"remote", p->remote ? endJson(t, *p->remote) : json()}};
+    ports.push_back(std::move(jp));
+  }
+  j["ports"] = std::move(ports);
+  return j;
+}
+
+json hostJson(const Topology& t, const Host& h, const ServiceState& s) {
+  json hcas = json::array();
+  std::set<std::string> leaves;
+  std::set<int> rails;
+  for (NodeIndex i : h.hcas) {
+    const Node& n = t.node(i);
+    json ports = json::array();
+    for (const auto& p : n.ports) {
+      if (!p || !p->remote) continue;
+      const Node& leaf = t.node(p->remote->node);
+      leaves.insert(leaf.description);
+      const auto* health = findHealth(s, n.guid, p->num);
+      ports.push_back({{"port", p->num.value()},
+                       {"state", std::string(toString(p->state))},
+                       {"active_rate", p->activeRate ? json(p->activeRate->toString()) : json()},
+                       {"leaf", endJson(t, *p->remote)},
+                       {"health", health ? healthReportJson(*health) : json()}});
+    }
+    if (n.rail >= 0) rails.insert(n.rail);
+    hcas.push_back({{"guid", toString(n.guid)},
+                    {"description", n.description},
+                    {"hca_index", n.hcaIndex},
+                    {"rail", n.rail},
+                    {"ports", ports}});
+  }
+  return {{"name", h.name},
+          {"sys_image_guid", toString(h.sysImageGuid)},
+          {"named_from_description", h.namedFromDescription},
+          {"hcas", hcas},
+          {"rails", rails},
+          {"leaves", leaves}};
+}
+
+json linkJson(const Topology& t, std::uint32_t index, const ServiceState& s) {
+  const Link& l = t.links()[index];
+  const Node& na = t.node(l.a.node);
+  const Node& nb = t.node(l.b.node);
+  const Port* pa = t.port(l.a);
+  const Port* pb = t.port(l.b);
+  const bool active =
+      pa && pb && pa->state == PortState::kActive && pb->state == PortState::kActive;
+  json j = {{"a", endJson(t, l.a)},
+            {"b", endJson(t, l.b)},
+            {"level", std::max(na.level, nb.level)},
+            {"level_name", levelName(std::max(na.level, nb.level))},
+            {"port_state", active ? "active" : "down"},
+            {"rate", l.rate ? json(l.rate->toString()) : json()},
+            {"enabled_rate", l.enabledRate ? json(l.enabledRate->toString()) : json()},
+            {"below_enabled", l.belowEnabled()}};
+  const auto* health = findHealth(s, na.guid, l.a.port);
+  j["health"] = health ? healthReportJson(*health) : json();
+  j["state"] = health ? json(std::string(toString(health->state)))
+                      : json(active ? (l.belowEnabled() ? "degraded" : "ok") : "down");
+  auto side = [&](const Node& n, PortNum p) -> json {
+    const auto* r = s.ratesOf(PortKey{n.guid, p});
+    if (!r) return json();
+    return {{"tx_bytes_per_second", optNum(r->txBytesPerSecond)},
+            {"rx_bytes_per_second", optNum(r->rxBytesPerSecond)},
+            {"tx_utilization", optNum(r->txUtilization)},
+            {"rx_utilization", optNum(r->rxUtilization)},
+            {"congestion", optNum(r->congestion)}};
+  };
+  j["a"]["rates"] = side(na, l.a.port);
+  j["b"]["rates"] = side(nb, l.b.port);
+  return j;
+}
+
+json portJson(const Topology& t, PortRef ref, const ServiceState& s,
+              const telemetry::CounterHistory& history) {
+  const Node& n = t.node(ref.node);
+  const Port* p = t.port(ref);
+  json j = {{"guid", toString(n.guid)},
+            {"node", n.description},
+            {"port", ref.port.value()},
+            {"port_guid", toString(p->guid)},
+            {"lid", p->lid.value()},
+            {"level", n.level},
+            {"state", std::string(toString(p->state))},
+            {"phys_state", std::string(toString(p->physState))},
+            {"active_rate", p->activeRate ? json(p->activeRate->toString()) : json()},
+            {"direction", std::string(toString(p->direction))},
+            {"remote", p->remote ? endJson(t, *p->remote) : json()}};
+  const PortKey key{n.guid, ref.port};
+  const telemetry::PortSample* sample = s.counters ? s.counters->find(key) : nullptr;
+  if (sample) {
+    j["sample"] = {{"status", std::string(toString(sample->status))},
+                   {"detail", sample->detail},
+                   {"sequence", s.counters->sequence},
+                   {"time", epochSeconds(s.counters->wallTime)},
+                   {"counters", countersJson(sample->counters)}};
+  } else {
+    j["sample"] = json();
+  }
+  const auto* r = s.ratesOf(key);
+  j["rates"] = r ? ratesJson(*r) : json();
+  const auto* health = findHealth(s, n.guid, ref.port);
+  j["health"] = health ? healthReportJson(*health) : json();
+  json hist = json::array();
+  for (const auto& h : history.samples(key)) {
+    hist.push_back({{"at_ns", h.at.time_since_epoch().count()},
+                    {"xmit_data", h.counters.get(Counter::kXmitData)},
+                    {"rcv_data", h.counters.get(Counter::kRcvData)},
+                    {"xmit_wait", h.counters.get(Counter::kXmitWait)}});
+  }
+  j["history"] = hist;
+  return j;
+}
+
+json eventJson(const telemetry::Event& e) {
+  json j = {{"id", e.id},
+            {"type", std::string(toString(e.type))},
+            {"time", epochSeconds(e.time)},
+            {"guid", toString(e.end.node)},
+            {"node", e.end.description},
+            {"port", e.end.port.value()},
+            {"message", e.message}};
+  j["remote"] = e.remote ? json{{"guid", toString(e.remote->node)},
+                                {"node", e.remote->description},
+                                {"port", e.remote->port.value()}}
+                         : json();
+  return j;
+}
+
+}  // namespace ibfabric::api

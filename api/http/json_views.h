@@ -1,0 +1,41 @@
+// JSON renderings of a ServiceState for the REST API (docs/api.md). Pure functions of their
+// inputs; thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/service/service_state.h"
+#include "telemetry/counter_history.h"
+#include "telemetry/event_log.h"
+
+namespace ibfabric::api {
+
+/// {"status": "ready"|"starting"|"degraded", "ready": bool, "crawl": {...}, "sweep": {...}}.
+nlohmann::json healthJson(const ServiceState& state, std::chrono::system_clock::time_point now);
+nlohmann::json topologySummaryJson(const ServiceState& state,
+                                   std::chrono::system_clock::time_point now);
+/// A node with its ports (and each port's remote end).
+nlohmann::json nodeJson(const Topology& topology, const Node& node);
+/// A brief entry for lists.
+nlohmann::json nodeBriefJson(const Topology& topology, const Node& node);
+nlohmann::json hostJson(const Topology& topology, const Host& host, const ServiceState& state);
+/// One link, joined with its health report and its ends' rates when the state has them.
+nlohmann::json linkJson(const Topology& topology, std::uint32_t linkIndex,
+                        const ServiceState& state);
+/// Everything about one port: topology, raw counters, rates, health, recent history.
+nlohmann::json portJson(const Topology& topology, PortRef ref, const ServiceState& state,
+                        const telemetry::CounterHistory& history);
+nlohmann::json eventJson(const telemetry::Event& event);
+
+/// Seconds since the epoch with millisecond precision.
+double epochSeconds(std::chrono::system_clock::time_point t);
+
+/// The health report for a link of `state.counters->topology`, found by its ends' GUIDs.
+const telemetry::LinkHealthReport* findHealth(const ServiceState& state, Guid a, PortNum pa);
+
+}  // namespace ibfabric::api

@@ -1,0 +1,430 @@
+#include "api/service/fabric_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <future>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "api/service/routing_state.h"
+#include "discovery/topology_delta.h"
+
+namespace ibfabric::api {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using SysClock = std::chrono::system_clock;
+
+}  // namespace
+
+struct FabricService::ClearJob {
+  telemetry::PortKey key;
+  std::promise<ClearCountersResult> done;
+};
+
+FabricService::FabricService(TopologySourcePtr topologySource, CounterSourceFactory counterSources,
+                             FabricServiceOptions options)
+    : topologySource_(std::move(topologySource)),
+      counterSources_(std::move(counterSources)),
+      options_(std::move(options)),
+      events_(options_.eventCapacity),
+      history_(options_.historyDepth) {
+  auto initial = std::make_shared<ServiceState>();
+  initial->started = SysClock::now();
+  state_ = std::move(initial);
+}
+
+FabricService::~FabricService() { stop(); }
+
+void FabricService::start() {
+  discovery_ = std::thread([this] { discoveryLoop(); });
+  sweeper_ = std::thread([this] { sweepLoop(); });
+}
+
+void FabricService::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ && !discovery_.joinable() && !sweeper_.joinable()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (cancelCrawl_) cancelCrawl_();
+  if (discovery_.joinable()) discovery_.join();
+  if (sweeper_.joinable()) sweeper_.join();
+}
+
+ServiceStatePtr FabricService::state() const {
+  std::lock_guard lock(stateMu_);
+  return state_;
+}
+
+void FabricService::requestCrawl() {
+  {
+    std::lock_guard lock(mu_);
+    crawlRequested_ = true;
+  }
+  cv_.notify_all();
+}
+
+void FabricService::setIntervals(std::chrono::milliseconds crawl, std::chrono::milliseconds sweep) {
+  {
+    std::lock_guard lock(mu_);
+    options_.crawlInterval = crawl;
+    options_.sweepInterval = sweep;
+  }
+  cv_.notify_all();
+}
+
+template <typename Fn>
+void FabricService::publish(Fn&& change) {
+  std::lock_guard publishLock(publishMu_);
+  auto next = std::make_shared<ServiceState>(*state());
+  change(*next);
+  // Count the events appended since the last publish (both threads append, both publish).
+  telemetry::EventQuery q;
+  q.sinceId = eventsCounted_;
+  q.limit = std::numeric_limits<std::size_t>::max();
+  for (const auto& e : events_.query(q)) {
+    ++next->eventsByType[std::string(telemetry::toString(e.type))];
+    eventsCounted_ = e.id;
+  }
+  std::lock_guard lock(stateMu_);
+  state_ = std::move(next);
+}
+
+void FabricService::publishChange(const std::function<void(ServiceState&)>& change) {
+  publish(change);
+}
+
+std::chrono::milliseconds FabricService::backoff(std::uint64_t failures,
+                                                 std::chrono::milliseconds interval) const {
+  auto delay = options_.retryBase;
+  for (std::uint64_t i = 1; i < failures && delay < interval; ++i) delay *= 2;
+  return std::min(delay, interval);
+}
+
+// ---- discovery ----
+
+bool FabricService::crawlOnce() {
+  const auto attempt = SysClock::now();
+  publish([&](ServiceState& s) { s.crawl.inProgressSince = attempt; });
+  const auto t0 = Clock::now();
+  TopologyPtr topology;
+  std::string error;
+  try {
+    topology = topologySource_->discover();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const auto took = Clock::now() - t0;
+  if (!topology) {
+    if (stopping_) return false;
+    spdlog::warn("crawl failed ({}): {}", topologySource_->describe(), error);
+    publish([&](ServiceState& s) {
+      s.crawl.failures++;
+      s.crawl.consecutiveFailures++;
+      s.crawl.lastAttempt = attempt;
+      s.crawl.lastError = error;
+      s.crawl.inProgressSince.reset();
+    });
+    return false;
+  }
+
+  std::lock_guard editLock(topologyEditMu_);
+  TopologyPtr before = state()->topology;
+  if (before) {
+    TopologyDelta delta(before, topology);
+    if (!delta.empty()) {
+      spdlog::info("topology changed: {} change(s)", delta.size());
+      for (const auto& line : delta.describeAll()) spdlog::debug("  {}", line);
+    }
+    telemetry::appendTopologyEvents(events_, delta);
+  }
+  TopologyComparisonPtr comparison;
+  if (options_.expected) {
+    comparison = compareWithExpected(*options_.expected, *topology);
+    appendPresenceEvents(events_, state()->comparison.get(), *comparison);
+  }
+  spdlog::debug("crawl: {} switches, {} CAs, {} links in {:.3f} s", topology->switchCount(),
+                topology->caCount(), topology->links().size(),
+                std::chrono::duration<double>(took).count());
+  publish([&](ServiceState& s) {
+    s.topology = topology;
+    if (comparison) s.comparison = comparison;
+    s.crawl.runs++;
+    s.crawl.consecutiveFailures = 0;
+    s.crawl.lastAttempt = attempt;
+    s.crawl.lastSuccess = SysClock::now();
+    s.crawl.lastDuration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
+    s.crawl.lastError.clear();
+    s.crawl.inProgressSince.reset();
+  });
+  {
+    std::lock_guard lock(mu_);
+    latestTopology_ = topology;
+    ++topologyGeneration_;
+  }
+  cv_.notify_all();
+  return true;
+}
+
+void FabricService::discoveryLoop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    crawlRequested_ = false;
+    lock.unlock();
+    const bool ok = crawlOnce();
+    const auto st = state();
+    lock.lock();
+    const auto interval = options_.crawlInterval;
+    const auto delay = ok ? interval : backoff(st->crawl.consecutiveFailures, interval);
+    const auto next = Clock::now() + delay;
+    lock.unlock();
+    publish([&](ServiceState& s) { s.crawl.nextAttempt = SysClock::now() + delay; });
+    lock.lock();
+    cv_.wait_until(lock, next, [&] { return stopping_ || crawlRequested_; });
+  }
+}
+
+// ---- sweeps ----
+
+ClearCountersResult FabricService::clearCounters(telemetry::PortKey key,
+                                                 std::chrono::milliseconds timeout) {
+  using Status = ClearCountersResult::Status;
+  if (!state()->counters) return {Status::kNotReady, false, "no counter sweep has completed yet"};
+  auto job = std::make_shared<ClearJob>();
+  job->key = key;
+  auto done = job->done.get_future();
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return {Status::kNotReady, false, "the service is stopping"};
+    clearJobs_.push_back(job);
+  }
+  cv_.notify_all();
+  if (done.wait_for(timeout) != std::future_status::ready) {
+    return {Status::kTimeout, false,
+            "the sweep thread did not answer within " + std::to_string(timeout.count()) + " ms"};
+  }
+  return done.get();
+}
+
+void FabricService::runClear(ClearJob& job, CounterSource* source, const TopologyPtr& swept) {
+  using Status = ClearCountersResult::Status;
+  ClearCountersResult result;
+  const Node* node = swept ? swept->findNode(job.key.node) : nullptr;
+  const Port* port = node ? node->port(job.key.port) : nullptr;
+  if (!source) {
+    result = {Status::kNotReady, false, "no counter source (the last sweeps failed)"};
+  } else if (!port || !port->remote) {
+    result = {Status::kUnknownPort, false,
+              "no linked port " + std::to_string(job.key.port.value()) + " on " +
+                  toString(job.key.node) + " in the swept topology"};
+  } else {
+    const Lid lid = node->isSwitch() ? node->lid() : port->lid;
+    try {
+      result = source->clearCounters(job.key, lid);
+    } catch (const std::exception& e) {
+      result = {Status::kTimeout, false, e.what()};
+    }
+  }
+  if (result.status == Status::kOk) {
+    rebaseline_.insert(job.key);
+    const Node& remote = swept->node(port->remote->node);
+    events_.append(
+        telemetry::EventType::kCountersCleared, {node->guid, node->description, job.key.port},
+        telemetry::EventEnd{remote.guid, remote.description, port->remote->port},
+        result.extended ? "PortCounters and PortCountersExtended cleared" : "PortCounters cleared");
+    publish([](ServiceState&) {});  // counts the event
+    spdlog::info("cleared the counters of {} port {}", node->description, job.key.port.value());
+  } else {
+    spdlog::warn("clearing the counters of {} port {} failed: {}", toString(job.key.node),
+                 job.key.port.value(), result.message);
+  }
+  job.done.set_value(std::move(result));
+}
+
+bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& source,
+                              telemetry::CounterSnapshotPtr& previous,
+                              telemetry::HealthEventTracker& tracker) {
+  const auto attempt = SysClock::now();
+  auto fail = [&](const std::string& error) {
+    spdlog::warn("sweep failed: {}", error);
+    publish([&](ServiceState& s) {
+      s.sweep.failures++;
+      s.sweep.consecutiveFailures++;
+      s.sweep.lastAttempt = attempt;
+      s.sweep.lastError = error;
+    });
+    return false;
+  };
+
+  TopologyPtr topology;
+  {
+    std::lock_guard lock(mu_);
+    topology = latestTopology_;
+  }
+  if (!source) {
+    try {
+      source = counterSources_();
+      sweptTopology.reset();
+      if (previous) source->continueSequenceAfter(previous->sequence);
+      spdlog::info("counter source: {}", source->describe());
+    } catch (const std::exception& e) {
+      return fail(e.what());
+    }
+  }
+  const auto t0 = Clock::now();
+  telemetry::CounterSnapshotPtr snap;
+  try {
+    if (topology != sweptTopology) {
+      source->setTopology(topology);
+      sweptTopology = topology;
+    }
+    snap = source->sweep();
+  } catch (const std::exception& e) {
+    spdlog::warn("sweep: re-creating the counter source ({}) at the next attempt",
+                 source->describe());
+    source.reset();  // re-created (umad reopened) on the next attempt
+    return fail(e.what());
+  }
+  const auto took = Clock::now() - t0;
+  if (!snap) return fail("sweep returned nothing");
+  // Nothing answered: no port read, or (no port to read yet) every request failed.
+  if ((snap->stats.ports > 0 && snap->stats.portsOk == 0) ||
+      (snap->stats.ports == 0 && snap->stats.requests > 0 &&
+       snap->stats.failedRequests == snap->stats.requests)) {
+    // A transport that answers nothing any more (the simulator or the driver restarted) does
+    // not come back by itself: after a few such sweeps, reopen it.
+    if (state()->sweep.consecutiveFailures + 1 >= options_.recreateSourceAfter) {
+      spdlog::warn("sweep: {} consecutive failures, re-creating the counter source ({})",
+                   state()->sweep.consecutiveFailures + 1, source->describe());
+      source.reset();
+    }
+    return fail("no port answered (" + std::to_string(snap->stats.ports) + " polled, " +
+                std::to_string(snap->stats.failedRequests) + " requests failed)");
+  }
+
+  std::vector<telemetry::PortRates> rateList;
+  if (previous) rateList = telemetry::computeRates(*previous, *snap, options_.rates);
+  if (!rebaseline_.empty()) {
+    // Ports cleared since the previous sweep start over: no rate (and no reset) this time.
+    std::erase_if(rateList,
+                  [&](const telemetry::PortRates& r) { return rebaseline_.count(r.key) > 0; });
+    rebaseline_.clear();
+  }
+  history_.add(*snap);
+  tracker.observeSweep(*snap, rateList, events_);
+
+  auto rates = std::make_shared<std::map<telemetry::PortKey, telemetry::PortRates>>();
+  for (auto& r : rateList) rates->emplace(r.key, std::move(r));
+
+  std::map<telemetry::PortKey, telemetry::PortWindow> windows;
+  for (const auto& p : snap->ports) {
+    if (p.status == telemetry::PortStatus::kGone) continue;
+    windows[p.key] = telemetry::summarize(history_.samples(p.key), options_.thresholds.errorWindow,
+                                          options_.thresholds.flapWindow, options_.rates);
+  }
+  auto health =
+      std::make_shared<std::vector<telemetry::LinkHealthReport>>(telemetry::evaluateLinkHealth(
+          *snap->topology,
+          [&](telemetry::PortKey k) -> const telemetry::PortWindow* {
+            auto it = windows.find(k);
+            return it == windows.end() ? nullptr : &it->second;
+          },
+          options_.thresholds));
+  std::erase_if(*health, [&](const telemetry::LinkHealthReport& r) {
+    return !snap->find(r.a) && !snap->find(r.b);
+  });
+  if (previous) tracker.observeHealth(*health, events_);
+  previous = snap;
+
+  auto engine = source->engineStats();
+  std::string sourceName = source->describe();
+  publish([&](ServiceState& s) {
+    s.counters = snap;
+    s.rates = rates;
+    s.health = health;
+    s.engine = engine;
+    s.sweepSource = sourceName;
+    s.sweep.runs++;
+    s.sweep.consecutiveFailures = 0;
+    s.sweep.lastAttempt = attempt;
+    s.sweep.lastSuccess = SysClock::now();
+    s.sweep.lastDuration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
+    s.sweep.lastError.clear();
+  });
+  // Forwarding tables ride on the same MAD engine (api/service/routing_state.h); never fails the sweep.
+  const auto before = state();
+  // After the SM reported a routing pass (requestRouteRefresh) the tables are read in full.
+  const bool forceRead = routeRefreshRequested_.exchange(false);
+  auto routes = updateRoutes(*source, sweptTopology, forceRead ? nullptr : before->forwarding,
+                             forceRead ? nullptr : before->routeAnalysis);
+  if (routes.attempted) publish([&](ServiceState& s) { applyRoutesUpdate(s, routes); });
+  return true;
+}
+
+void FabricService::sweepLoop() {
+  CounterSourcePtr source;
+  TopologyPtr sweptTopology;
+  telemetry::CounterSnapshotPtr previous;
+  telemetry::HealthEventTracker tracker;
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return stopping_ || latestTopology_ != nullptr; });
+  // Clear-counters requests wait in clearJobs_; they are run here, between sweeps.
+  auto runClears = [&] {
+    auto jobs = std::move(clearJobs_);
+    clearJobs_.clear();
+    lock.unlock();
+    for (auto& job : jobs) runClear(*job, source.get(), sweptTopology);
+    lock.lock();
+  };
+  while (!stopping_) {
+    const auto generation = topologyGeneration_;
+    lock.unlock();
+    const auto started = Clock::now();
+    const bool ok = sweepOnce(sweptTopology, source, previous, tracker);
+    const auto st = state();
+    lock.lock();
+    const auto interval = options_.sweepInterval;
+    const auto delay = ok ? interval : backoff(st->sweep.consecutiveFailures, interval);
+    const auto next = (ok ? started : Clock::now()) + delay;
+    lock.unlock();
+    publish(
+        [&](ServiceState& s) { s.sweep.nextAttempt = SysClock::now() + (next - Clock::now()); });
+    lock.lock();
+    // A new topology is swept at once: its ports (and those that left) are news.
+    for (;;) {
+      // Switches with ports still coming up or silent are probed again within 200 ms.
+      const auto until =
+          pendingUp_.empty() ? next : std::min(next, Clock::now() + std::chrono::milliseconds(200));
+      cv_.wait_until(lock, until, [&] {
+        return stopping_ || topologyGeneration_ != generation || !clearJobs_.empty() ||
+               !probeRequests_.empty() || (ok && routeRefreshRequested_);
+      });
+      if (stopping_) break;
+      if (!clearJobs_.empty()) runClears();
+      if (probeRequests_.empty() && !pendingUp_.empty() && Clock::now() < next) {
+        probeRequests_.merge(pendingUp_);
+        pendingUp_.clear();
+      }
+      if (!stopping_ && !probeRequests_.empty()) {
+        const auto lids = std::exchange(probeRequests_, {});
+        lock.unlock();
+        probeSwitches(lids, source.get());
+        lock.lock();
+      }
+      if (stopping_ || topologyGeneration_ != generation || Clock::now() >= next ||
+          (ok && routeRefreshRequested_))
+        break;
+    }
+  }
+  for (auto& job : clearJobs_)
+    job->done.set_value({ClearCountersResult::Status::kNotReady, false, "the service is stopping"});
+  clearJobs_.clear();
+  lock.unlock();
+  source.reset();
+}
+
+}  // namespace ibfabric::api

@@ -1,0 +1,155 @@
+// FabricService: the daemon's engine room. Owns a discovery thread and a sweep thread and
+// publishes ServiceState snapshots.
+//
+//   discovery thread  crawls through a TopologySource every `crawlInterval` (and at once on
+//                     requestCrawl()); each new topology is diffed against the previous one and
+//                     the TopologyDelta becomes link_down / link_up events in the EventLog.
+//   sweep thread      every `sweepInterval`, once a topology exists: hands new topologies to
+//                     the CounterSource, sweeps, computes rates against the previous sweep,
+//                     keeps per-port history, judges link health and turns transitions into
+//                     events.
+// Failures (a crawl that throws, a CounterSource that cannot be created or cannot sweep, a sweep
+// in which no port answered) are logged, counted in the state and retried with exponential
+// backoff (`retryBase` doubling up to the activity's interval); the last good data keeps being
+// served, with its age visible through the state's timestamps.
+//
+// Thread-safety: every public method may be called from any thread. state() never blocks on a
+// crawl or a sweep (the publish step is a pointer swap under a short lock).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "api/service/counter_source.h"
+#include "api/osm/osm_status.h"
+#include "api/service/service_state.h"
+#include "discovery/crawler.h"
+#include "telemetry/counter_history.h"
+#include "telemetry/event_log.h"
+#include "telemetry/link_health_eval.h"
+#include "telemetry/port_rates.h"
+
+namespace ibfabric::api {
+
+struct FabricServiceOptions {
+  std::chrono::milliseconds crawlInterval{60'000};
+  std::chrono::milliseconds sweepInterval{10'000};
+  /// First retry delay after a failure; doubles per consecutive failure, capped at the interval.
+  std::chrono::milliseconds retryBase{1'000};
+  std::size_t historyDepth = 64;
+  std::size_t eventCapacity = 10000;
+  telemetry::HealthThresholds thresholds = telemetry::HealthThresholds::defaults();
+  telemetry::RateOptions rates;
+  /// After this many consecutive failed sweeps the counter source is dropped and re-created
+  /// (umad port reopened: e.g. after the simulator or the HCA driver restarted).
+  std::uint64_t recreateSourceAfter = 3;
+  /// Compared with every crawl (node_missing / node_returned events); null: none.
+  ExpectedTopologyPtr expected;
+};
+
+class FabricService {
+ public:
+  FabricService(TopologySourcePtr topologySource, CounterSourceFactory counterSources,
+                FabricServiceOptions options = {});
+  /// Stops the threads (see stop()).
+  ~FabricService();
+  FabricService(const FabricService&) = delete;
+  FabricService& operator=(const FabricService&) = delete;
+
+  /// Starts both threads; the first crawl begins at once.
+  void start();
+  /// Asks both threads to finish and joins them. A running crawl is cancelled when its source
+  /// supports it (cancelCrawl below); a running sweep is bounded by the MAD engine's timeouts.
+  void stop();
+  bool stopping() const { return stopping_; }
+
+  ServiceStatePtr state() const;
+  /// Crawl as soon as possible; returns at once. Events and state follow when it completes.
+  void requestCrawl();
+  /// New intervals (e.g. after SIGHUP); take effect at the next wait.
+  void setIntervals(std::chrono::milliseconds crawl, std::chrono::milliseconds sweep);
+  /// Clears one port's counters (PortCounters, and PortCountersExtended when supported) through
+  /// the sweep thread's counter source: the request is queued to the sweep thread (which owns
+  /// the umad port) and answered between sweeps; waits at most `timeout` (kTimeout after it).
+  /// On success a counters_cleared event is appended and the port's next rates re-baseline
+  /// (no reset event, no negative spike).
+  ClearCountersResult clearCounters(telemetry::PortKey key, std::chrono::milliseconds timeout);
+  /// Called by stop() before joining: e.g. cancels a crawl child.
+  void setCancelCrawl(std::function<void()> cancel) { cancelCrawl_ = std::move(cancel); }
+
+  telemetry::EventLog& events() { return events_; }
+  const telemetry::EventLog& events() const { return events_; }
+  const telemetry::CounterHistory& history() const { return history_; }
+
+  // OpenSM events (api/osm/osm_events.h, docs/opensm-plugin.md); fabric_service_osm.cpp.
+  /// Re-reads the PortInfo of every port of the switch with this LID on the sweep thread (it
+  /// owns the MAD engine) and publishes the edited topology with its link_down / link_up events
+  /// at once. Unknown switches or cables fall back to requestCrawl(). Returns at once.
+  void requestPortProbe(Lid switchLid);
+  /// Re-probes switches whose ports came up but were not Active yet (call after an SM sweep).
+  void requestPendingProbes();
+  /// The subnet manager changed forwarding tables. The hook for re-reading them: counted and
+  /// logged; nothing is re-read until forwarding tables are part of the service state.
+  void requestRouteRefresh(const std::string& reason);
+  /// Publishes the plugin link's status in the state.
+  void setOsmLink(const OsmLinkStatus& link);
+
+ private:
+  struct ProbeMemory;
+  /// publish() for code in other files (the template lives in fabric_service.cpp).
+  void publishChange(const std::function<void(ServiceState&)>& change);
+  void probeSwitches(const std::set<Lid>& lids, CounterSource* source);
+  void probeSwitch(Lid lid, CounterSource& source);
+  template <typename Fn>
+  void publish(Fn&& change);
+  void discoveryLoop();
+  void sweepLoop();
+  bool crawlOnce();
+  bool sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& source,
+                 telemetry::CounterSnapshotPtr& previous, telemetry::HealthEventTracker& tracker);
+  struct ClearJob;
+  void runClear(ClearJob& job, CounterSource* source, const TopologyPtr& swept);
+  std::chrono::milliseconds backoff(std::uint64_t failures,
+                                    std::chrono::milliseconds interval) const;
+
+  TopologySourcePtr topologySource_;
+  CounterSourceFactory counterSources_;
+  FabricServiceOptions options_;
+  std::function<void()> cancelCrawl_;
+
+  telemetry::EventLog events_;
+  telemetry::CounterHistory history_;
+
+  mutable std::mutex stateMu_;  // guards state_ (pointer swap only)
+  ServiceStatePtr state_;
+  std::mutex publishMu_;             // serializes copy-change-swap between the two threads
+  std::uint64_t eventsCounted_ = 0;  // guarded by publishMu_
+
+  std::mutex mu_;  // guards the flags below
+  std::condition_variable cv_;
+  bool crawlRequested_ = false;
+  std::uint64_t topologyGeneration_ = 0;
+  TopologyPtr latestTopology_;
+  std::atomic<bool> stopping_{false};
+  std::deque<std::shared_ptr<ClearJob>> clearJobs_;  // guarded by mu_; run by the sweep thread
+  std::set<telemetry::PortKey> rebaseline_;          // sweep thread only: cleared since last sweep
+  std::set<Lid> probeRequests_;                      // guarded by mu_
+  /// The SM rerouted: the next sweep reads the forwarding tables in full (and comes at once).
+  std::atomic<bool> routeRefreshRequested_{false};
+  std::set<Lid> pendingUp_;    // guarded by mu_
+  std::mutex topologyEditMu_;  // a crawl and a probe publish topologies one at a time
+  std::shared_ptr<ProbeMemory> probeMemory_;  // sweep thread only
+
+  std::thread discovery_;
+  std::thread sweeper_;
+};
+
+}  // namespace ibfabric::api

@@ -1,0 +1,292 @@
+// FabricService's reactions to OpenSM events: switch re-probes after traps (on the sweep thread,
+// which owns the MAD engine), the forwarding-table refresh hook and the plugin link status.
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <utility>
+
+#include "api/service/fabric_service.h"
+#include "discovery/topology_delta.h"
+#include "discovery/topology_edit.h"
+
+namespace ibfabric::api {
+
+/// Cables a probe took out, by each end: restored when the port comes back up. A trap for a
+/// port whose cable is not remembered here (e.g. plugged while the daemon was down) triggers a
+/// crawl instead, since PortInfo does not say what is at the other end.
+struct FabricService::ProbeMemory {
+  struct Removed {
+    Guid remoteNode;
+    PortNum remotePort;
+    std::optional<LinkRate> rate;        // this end's active rate before the cable went down
+    std::optional<LinkRate> remoteRate;  // the other end's
+  };
+  std::map<std::pair<Guid, PortNum>, Removed> removed;
+  /// Probes of a switch in a row in which some port did not answer. Right after a cable
+  /// breaks, LID-routed SMPs to its switch may still be routed over it until the SM has
+  /// rerouted: such a switch is probed again shortly (kUnansweredRetries times) before a crawl.
+  std::map<Lid, int> unanswered;
+};
+
+namespace {
+constexpr int kUnansweredRetries = 5;
+}  // namespace
+
+namespace {
+
+PortStateUpdate updateOf(Guid node, PortNum port, const mad::PortInfo& info,
+                         std::optional<LinkRate> rate) {
+  PortStateUpdate u;
+  u.node = node;
+  u.port = port;
+  u.state = static_cast<PortState>(info.portState & 0xF);
+  u.physState = static_cast<PhysPortState>(info.portPhysState & 0xF);
+  if (u.state != PortState::kDown && u.state != PortState::kNoChange) u.activeRate = rate;
+  return u;
+}
+
+bool isDown(const mad::PortInfo& info) {
+  const auto s = static_cast<PortState>(info.portState & 0xF);
+  return s == PortState::kDown || s == PortState::kNoChange;
+}
+
+/// Where PortInfo of a node's port is asked: a switch at its own LID, a CA at the port's LID.
+Lid probeLid(const Node& n, PortNum p) {
+  if (n.isSwitch()) return n.lid();
+  const Port* port = n.port(p);
+  return port ? port->lid : Lid{};
+}
+
+}  // namespace
+
+void FabricService::requestPortProbe(Lid switchLid) {
+  {
+    std::lock_guard lock(mu_);
+    probeRequests_.insert(switchLid);
+  }
+  cv_.notify_all();
+}
+
+void FabricService::requestPendingProbes() {
+  {
+    std::lock_guard lock(mu_);
+    if (pendingUp_.empty()) return;
+    probeRequests_.merge(pendingUp_);
+    pendingUp_.clear();
+  }
+  cv_.notify_all();
+}
+
+void FabricService::requestRouteRefresh(const std::string& reason) {
+  // The sweep thread owns the MAD engine: it sweeps at once and reads every table in full
+  // (ibfabric_route_refresh_requests_total counts the requests).
+  spdlog::info("forwarding tables changed ({}): route refresh requested", reason);
+  publishChange([&](ServiceState& s) {
+    s.osm.routeRefreshRequests++;
+    s.osm.lastRouteRefreshReason = reason;
+  });
+  {
+    std::lock_guard lock(mu_);
+    routeRefreshRequested_ = true;
+  }
+  cv_.notify_all();
+}
+
+void FabricService::setOsmLink(const OsmLinkStatus& link) {
+  publishChange([&](ServiceState& s) { s.osm.link = link; });
+}
+
+void FabricService::probeSwitches(const std::set<Lid>& lids, CounterSource* source) {
+  if (!probeMemory_) probeMemory_ = std::make_shared<ProbeMemory>();
+  for (Lid lid : lids) {
+    if (stopping_) return;
+    if (!source) {
+      // The source is created by the sweep (which then hands it the topology): crawl instead.
+      spdlog::info("trap from LID {}: no MAD engine yet, crawling instead", lid.value());
+      publishChange([](ServiceState& s) { s.osm.portProbeFailures++; });
+      requestCrawl();
+      continue;
+    }
+    probeSwitch(lid, *source);
+  }
+}
+
+void FabricService::probeSwitch(Lid lid, CounterSource& source) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto fallBack = [&](const std::string& why) {
+    spdlog::info("trap from LID {}: {}; crawling instead", lid.value(), why);
+    publishChange([](ServiceState& s) { s.osm.portProbeFailures++; });
+    requestCrawl();
+  };
+  const TopologyPtr topo = state()->topology;
+  if (!topo) return;
+  const auto ref = topo->findLid(lid);
+  if (!ref || !topo->node(ref->node).isSwitch()) return fallBack("no known switch has that LID");
+  const Node& sw = topo->node(ref->node);
+
+  std::vector<PortNum> ports;
+  for (int p = 1; p <= sw.numPorts; ++p) ports.push_back(PortNum{static_cast<std::uint8_t>(p)});
+  std::vector<std::optional<mad::PortInfo>> infos;
+  try {
+    infos = source.probePortInfo(lid, ports);
+  } catch (const std::exception& e) {
+    return fallBack(e.what());
+  }
+  if (infos.size() != ports.size()) return fallBack("the probe returned the wrong port count");
+
+  auto& memory = *probeMemory_;
+  TopologyEdit edit;
+  std::string needCrawl;  // why a crawl is needed; empty = not needed
+  bool pending = false;
+  struct FarEnd {
+    Guid node;
+    PortNum port;
+    Lid lid;
+    bool cableUp;  // restored (true) or removed (false)
+    std::optional<LinkRate> rate;
+  };
+  std::vector<FarEnd> farEnds;
+  std::vector<std::pair<Guid, PortNum>> restored;
+
+  std::size_t silent = 0;
+  for (const auto& info : infos) silent += info ? 0 : 1;
+  if (silent > 0) {
+    if (++memory.unanswered[lid] <= kUnansweredRetries) {
+      spdlog::debug("trap from LID {}: {} of {} ports did not answer; probing again shortly",
+                    lid.value(), silent, ports.size());
+      std::lock_guard lock(mu_);
+      pendingUp_.insert(lid);
+      return;
+    }
+    needCrawl = std::to_string(silent) + " ports did not answer";
+  }
+  memory.unanswered.erase(lid);
+
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    if (!infos[i]) continue;
+    const PortNum p = ports[i];
+    const mad::PortInfo& info = *infos[i];
+    const Port* old = sw.port(p);
+    if (!old) {
+      if (!isDown(info)) needCrawl = "port " + std::to_string(i + 1) + " is not in the topology";
+      continue;
+    }
+    const auto newState = static_cast<PortState>(info.portState & 0xF);
+    const auto newPhys = static_cast<PhysPortState>(info.portPhysState & 0xF);
+    if (old->remote) {
+      const Node& rn = topo->node(old->remote->node);
+      const Port* rp = topo->port(*old->remote);
+      if (isDown(info)) {
+        edit.removeLinks.push_back(LinkKey::of(sw.guid, p, rn.guid, old->remote->port));
+        edit.ports.push_back(updateOf(sw.guid, p, info, std::nullopt));
+        farEnds.push_back({rn.guid, old->remote->port, probeLid(rn, old->remote->port), false, {}});
+        memory.removed[{sw.guid, p}] = {rn.guid, old->remote->port, old->activeRate,
+                                        rp ? rp->activeRate : std::nullopt};
+        memory.removed[{rn.guid, old->remote->port}] = {
+            sw.guid, p, rp ? rp->activeRate : std::nullopt, old->activeRate};
+      } else if (newState != old->state || newPhys != old->physState) {
+        edit.ports.push_back(updateOf(sw.guid, p, info, old->activeRate));
+      }
+      continue;
+    }
+    if (isDown(info)) {
+      if (newState != old->state || newPhys != old->physState)
+        edit.ports.push_back(updateOf(sw.guid, p, info, std::nullopt));
+      continue;
+    }
+    // The port has a link again.
+    auto it = memory.removed.find({sw.guid, p});
+    if (it == memory.removed.end()) {
+      needCrawl = "port " + std::to_string(p.value()) + " came up on an unknown cable";
+      continue;
+    }
+    if (newState != PortState::kActive) {
+      pending = true;  // the SM has not finished bringing it up: look again after its sweep
+      continue;
+    }
+    const auto& r = it->second;
+    const Node* rn = topo->findNode(r.remoteNode);
+    const Port* rp = rn ? rn->port(r.remotePort) : nullptr;
+    if (!rp || rp->remote) {
+      needCrawl = "the far end of port " + std::to_string(p.value()) + " is cabled elsewhere";
+      continue;
+    }
+    edit.addLinks.push_back(LinkKey::of(sw.guid, p, r.remoteNode, r.remotePort));
+    edit.ports.push_back(updateOf(sw.guid, p, info, r.rate));
+    farEnds.push_back(
+        {r.remoteNode, r.remotePort, probeLid(*rn, r.remotePort), true, r.remoteRate});
+    restored.push_back({sw.guid, p});
+    restored.push_back({r.remoteNode, r.remotePort});
+  }
+
+  // The far ends of the cables that changed: their own PortInfo (a switch's trap may still be
+  // on its way); without an answer, the obvious state.
+  for (const auto& f : farEnds) {
+    std::optional<mad::PortInfo> info;
+    if (f.lid.value() != 0) {
+      try {
+        auto r = source.probePortInfo(f.lid, {f.port});
+        if (!r.empty()) info = r.front();
+      } catch (const std::exception&) {
+      }
+    }
+    if (!info) {
+      mad::PortInfo guess;
+      guess.portState =
+          static_cast<std::uint8_t>(f.cableUp ? PortState::kActive : PortState::kDown);
+      guess.portPhysState =
+          static_cast<std::uint8_t>(f.cableUp ? PhysPortState::kLinkUp : PhysPortState::kPolling);
+      info = guess;
+    }
+    edit.ports.push_back(updateOf(f.node, f.port, *info, f.cableUp ? f.rate : std::nullopt));
+  }
+
+  if (!edit.empty()) {
+    std::lock_guard editLock(topologyEditMu_);
+    const TopologyPtr current = state()->topology;
+    if (current != topo) {
+      // A crawl published a fresher view while the probe ran: it already has the change.
+      spdlog::debug("trap from LID {}: a crawl finished meanwhile, probe result dropped",
+                    lid.value());
+    } else {
+      TopologyPtr next;
+      try {
+        next = applyTopologyEdit(*topo, edit);
+      } catch (const std::exception& e) {
+        return fallBack(std::string("cannot apply the probe: ") + e.what());
+      }
+      TopologyDelta delta(topo, next);
+      for (const auto& line : delta.describeAll())
+        spdlog::info("trap from LID {}: {}", lid.value(), line);
+      // The snapshot first, then the events: a client woken by link_down reads the new topology.
+      publishChange([&](ServiceState& s) {
+        s.topology = next;
+        s.osm.portProbes++;
+      });
+      telemetry::appendTopologyEvents(events_, delta);
+      publishChange([](ServiceState&) {});  // counts the new events by type
+      for (const auto& key : restored) memory.removed.erase(key);
+      {
+        std::lock_guard lock(mu_);
+        latestTopology_ = next;
+        ++topologyGeneration_;
+      }
+      cv_.notify_all();
+    }
+  } else {
+    publishChange([](ServiceState& s) { s.osm.portProbes++; });
+  }
+  spdlog::debug(
+      "trap from LID {}: probed {} ports in {:.1f} ms", lid.value(), ports.size(),
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (pending) {
+    std::lock_guard lock(mu_);
+    pendingUp_.insert(lid);
+  }
+  if (!needCrawl.empty()) {
+    spdlog::info("trap from LID {}: {}; crawling", lid.value(), needCrawl);
+    requestCrawl();
+  }
+}
+
+}  // namespace ibfabric::api

@@ -1,0 +1,84 @@
+// ServiceState: one immutable, consistent view of everything the daemon knows, as the REST API
+// and /metrics read it.
+//
+// FabricService publishes a new ServiceState after every crawl and every sweep (copy, change,
+// swap); readers load the current pointer once and then read without locks. A reader therefore
+// never blocks a sweep and never sees half of one: the counters, their rates and the link health
+// in one state all come from the same sweep.
+//
+// Note: `topology` is the newest crawl; `counters->topology` is the snapshot the last sweep
+// polled (it lags by at most one sweep). Health reports index `counters->topology`'s links.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/service/expected_topology.h"
+#include "api/osm/osm_status.h"
+#include "discovery/topology.h"
+#include "routing/forwarding.h"
+#include "telemetry/counter_sweep.h"
+#include "telemetry/link_health_eval.h"
+#include "telemetry/mad_engine.h"
+#include "telemetry/port_rates.h"
+
+namespace ibfabric::api {
+
+/// How one periodic activity (crawl or sweep) is doing.
+struct ActivityStatus {
+  std::uint64_t runs = 0;      ///< Successful runs.
+  std::uint64_t failures = 0;  ///< Failed attempts, all time.
+  std::uint64_t consecutiveFailures = 0;
+  std::optional<std::chrono::system_clock::time_point> lastAttempt;
+  std::optional<std::chrono::system_clock::time_point> lastSuccess;
+  std::chrono::nanoseconds lastDuration{0};  ///< Of the last successful run.
+  std::string lastError;                     ///< Of the last attempt; empty when it succeeded.
+  std::optional<std::chrono::system_clock::time_point> nextAttempt;
+  /// Set while an attempt runs (a crawl child that hangs shows here).
+  std::optional<std::chrono::system_clock::time_point> inProgressSince;
+};
+
+struct RoutingAnalysis;  // api/service/routing_state.h
+
+struct ServiceState {
+  std::chrono::system_clock::time_point started{};
+
+  TopologyPtr topology;
+  ActivityStatus crawl;
+  /// The last crawl compared with the configured expected topology (null: none configured).
+  TopologyComparisonPtr comparison;
+
+  telemetry::CounterSnapshotPtr counters;
+  /// Rates between the last two successful sweeps, by port.
+  std::shared_ptr<const std::map<telemetry::PortKey, telemetry::PortRates>> rates;
+  /// Health of the links with at least one polled end (of counters->topology).
+  std::shared_ptr<const std::vector<telemetry::LinkHealthReport>> health;
+  ActivityStatus sweep;
+  std::string sweepSource;
+  std::optional<mad::MadEngineStats> engine;
+  /// Forwarding tables as last read (with the sweeps; null until then or when the source has
+  /// none), their validation and balance (api/service/routing_state.h), and how reading them goes.
+  routing::ForwardingTablesPtr forwarding;
+  std::shared_ptr<const RoutingAnalysis> routeAnalysis;
+  ActivityStatus routes;
+  /// Events appended since the service started, by type name ("link_down", ...).
+  std::map<std::string, std::uint64_t> eventsByType;
+  /// The OpenSM event plugin link and what was done about its events.
+  OsmState osm;
+
+  /// First crawl and first sweep done.
+  bool ready() const { return topology && counters; }
+  const telemetry::PortRates* ratesOf(telemetry::PortKey key) const {
+    if (!rates) return nullptr;
+    auto it = rates->find(key);
+    return it == rates->end() ? nullptr : &it->second;
+  }
+};
+using ServiceStatePtr = std::shared_ptr<const ServiceState>;
+
+}  // namespace ibfabric::api
