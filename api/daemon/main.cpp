@@ -1,6 +1,6 @@
 // ibfabricd: the fabric manager daemon. Crawls the fabric (each crawl in a short-lived child
-// process, see api/service/child_crawl_source.h), sweeps port counters through one long-lived umad port,
-// and serves the REST API (/api/v1) and Prometheus metrics (/metrics). docs/daemon.md.
+// process, see api/service/child_crawl_source.h), sweeps port counters through one long-lived umad
+// port, and serves the REST API (/api/v1) and Prometheus metrics (/metrics). docs/daemon.md.
 //
 // Signals: SIGTERM/SIGINT stop it (within a second); SIGHUP re-reads the config file (intervals,
 // log level, API token; listen address and CA need a restart).
@@ -15,18 +15,16 @@
 #include <optional>
 #include <thread>
 
-#include "api/service/child_crawl_source.h"
-#include "api/service/counter_source.h"
 #include "api/daemon/crawl_child.h"
-#include "api/http/export_endpoints.h"
-#include "api/service/fabric_service.h"
 #include "api/daemon/mad_proxy_child.h"
 #include "api/daemon/osm_wiring.h"
-#include "api/http/placement_endpoint.h"
-#include "api/http/pool_endpoints.h"
-#include "api/http/rest_server.h"
 #include "api/daemon/service_config.h"
 #include "api/daemon/version.h"
+#include "api/http/export_endpoints.h"
+#include "api/http/rest_server.h"
+#include "api/service/child_crawl_source.h"
+#include "api/service/counter_source.h"
+#include "api/service/fabric_service.h"
 #include "discovery/node_name_map.h"
 #include "telemetry/heap_tuning.h"
 
@@ -124,46 +122,31 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
       std::move(crawlSource), [uo] { return makeUmadCounterSource(uo); }, so);
   service.setCancelCrawl([crawl] { crawl->cancel(); });
 
+  // One placement engine for REST, the kube-scheduler extender and the pool.
+  PlacementService placement(service);
   std::unique_ptr<PoolService> pool;  // the GPU pool allocator, with a `pool:` block
+  if (config.pool.enabled) {
+    try {
+      pool = std::make_unique<PoolService>(service, placement, config.pool);
+    } catch (const std::exception& e) {
+      spdlog::critical("pool: {}", e.what());
+      return 1;
+    }
+  }
 
   RestOptions ro;
   ro.token = config.apiToken;
   ro.tlsCert = config.tlsCert;
   ro.tlsKey = config.tlsKey;
   ro.metrics.fullPortLabels = config.metricsPortLabels == "full";
-  // The kube-scheduler extender ranks with the placement engine, and finds a pod's job group
-  // among the pool's allocations (job id = ibfabric.io/job-group) when the pool is configured.
-  {
-    auto hooks = std::make_shared<SchedulerHooks>();
-    auto placement = std::make_shared<PlacementService>(service);
-    hooks->placer = routing::Placer(
-        [placement](const routing::PlacementRequest& r) { return placement->place(r); });
-    hooks->jobGroupHosts = [&pool](const std::string& group) {
-      std::vector<std::string> hosts;
-      if (!pool) return hosts;
-      if (auto a = pool->pool().get(group))
-        for (const auto& grant : a->hosts) hosts.push_back(grant.host);
-      return hosts;
-    };
-    ro.scheduler = hooks;
-  }
   std::unique_ptr<RestServer> serverPtr;
   try {
-    serverPtr = std::make_unique<RestServer>(service, ro);
+    serverPtr = std::make_unique<RestServer>(DaemonServices{service, placement, pool.get()}, ro);
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 1;
   }
   RestServer& server = *serverPtr;
-  if (config.pool.enabled) {
-    try {
-      pool = std::make_unique<PoolService>(service, config.pool);
-    } catch (const std::exception& e) {
-      spdlog::critical("pool: {}", e.what());
-      return 1;
-    }
-    pool->attach(server);
-  }
   const int port = server.bind(config.listen.host, config.listen.port);
   if (port < 0) {
     spdlog::critical("cannot listen on {}:{}", config.listen.host, config.listen.port);

@@ -112,11 +112,23 @@ std::optional<double> leafUplinkUtilization(const ServiceState& s, NodeIndex lea
   return sum / count;
 }
 
-void registerExportEndpoints(httplib::Server& svr, FabricService& service,
-                             std::shared_ptr<const SchedulerHooks> hooks,
+void registerExportEndpoints(httplib::Server& svr, const DaemonServices& services,
                              std::size_t maxBodyBytes) {
+  FabricService& service = services.fabric;
   auto cache = std::make_shared<PreparedCache>();
-  if (!hooks) hooks = std::make_shared<const SchedulerHooks>();
+  // The extender's plug-ins: the daemon's one placement engine, the pool's job groups.
+  PlacementService& placement = services.placement;
+  const routing::Placer placer = [&placement](const routing::PlacementRequest& r) {
+    return placement.place(r);
+  };
+  PoolService* pool = services.pool;
+  const auto jobGroupHosts = [pool](const std::string& group) {
+    std::vector<std::string> hosts;
+    if (!pool) return hosts;
+    if (auto a = pool->pool().get(group))
+      for (const auto& grant : a->hosts) hosts.push_back(grant.host);
+    return hosts;
+  };
 
   // The extender verbs take large bodies; everything else keeps `maxBodyBytes`.
   svr.set_payload_max_length(std::max(maxBodyBytes, kSchedulerMaxBodyBytes));
@@ -208,8 +220,8 @@ void registerExportEndpoints(httplib::Server& svr, FabricService& service,
             res.set_content(sh::volcanoHyperNodesYaml(*layoutFor(s, *exclude)), "application/yaml");
           });
 
-  auto extender = [&service, cache, hooks](bool filter) {
-    return [&service, cache, hooks, filter](const Request& req, Response& res) {
+  auto extender = [&service, cache, placer, jobGroupHosts](bool filter) {
+    return [&service, cache, placer, jobGroupHosts, filter](const Request& req, Response& res) {
       auto s = service.state();
       sh::ExtenderContext ctx;
       if (s->topology) {
@@ -219,8 +231,8 @@ void registerExportEndpoints(httplib::Server& svr, FabricService& service,
         ctx.layout = prepared->layout;
         ctx.uplinkUtilization = [s](NodeIndex leaf) { return leafUplinkUtilization(*s, leaf); };
       }
-      ctx.jobGroupHosts = hooks->jobGroupHosts;
-      ctx.placer = hooks->placer;
+      ctx.jobGroupHosts = jobGroupHosts;
+      ctx.placer = placer;
       auto reply =
           filter ? sh::extenderFilter(req.body, ctx) : sh::extenderPrioritize(req.body, ctx);
       res.status = reply.status;

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "api/service/fabric_service.h"
+#include "api/service/daemon_services.h"
 #include "routing/placement.h"
 #include "scheduler_hooks/export_layout.h"
 
@@ -31,13 +31,6 @@ class Server;
 }
 
 namespace ibfabric::api {
-
-/// What the daemon plugs into the extender: the placement engine and the hosts of a job group
-/// (e.g. from the GPU pool's allocations). Both optional.
-struct SchedulerHooks {
-  std::optional<routing::Placer> placer;
-  std::function<std::vector<std::string>(const std::string& group)> jobGroupHosts;
-};
 
 inline constexpr std::size_t kSchedulerMaxBodyBytes = 32 * 1024 * 1024;
 
@@ -50,10 +43,12 @@ scheduler_hooks::HostHealthMap hostHealthOf(const ServiceState& state);
 /// nullopt when no rate is known.
 std::optional<double> leafUplinkUtilization(const ServiceState& state, NodeIndex leaf);
 
-/// Registers the routes above. `maxBodyBytes` is the limit for every other route (enforced on
-/// Content-Length before the body is read; the server's payload limit is raised for the
-/// extender verbs).
-void registerExportEndpoints(httplib::Server& server, FabricService& service,
-                             std::shared_ptr<const SchedulerHooks> hooks, std::size_t maxBodyBytes);
+/// Registers the routes above. The extender ranks with `services.placement` (the one the REST
+/// placement route uses) and finds a pod's job group among the pool's allocations (job id =
+/// ibfabric.io/job-group) when the pool is configured. `maxBodyBytes` is the limit for every other
+/// route (enforced on Content-Length before the body is read; the server's payload limit is raised
+/// for the extender verbs).
+void registerExportEndpoints(httplib::Server& server, const DaemonServices& services,
+                             std::size_t maxBodyBytes);
 
 }  // namespace ibfabric::api

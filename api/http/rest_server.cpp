@@ -10,10 +10,13 @@
 #include "api/http/export_endpoints.h"
 #include "api/http/http_json.h"
 #include "api/http/json_views.h"
+#include "api/http/placement_routes.h"
+#include "api/http/pool_routes.h"
+#include "api/http/routing_endpoints.h"
 #include "api/metrics/metrics.h"
 #include "api/metrics/metrics_cache.h"
-#include "api/http/placement_endpoint.h"
-#include "api/http/routing_endpoints.h"
+#include "api/metrics/placement_metrics.h"
+#include "api/metrics/pool_metrics.h"
 #include "discovery/formats.h"
 
 namespace ibfabric::api {
@@ -71,9 +74,11 @@ const Node* nodeByGuid(const Topology& t, const std::string& text) {
 
 }  // namespace
 
-RestServer::RestServer(FabricService& service, RestOptions options)
-    : service_(service),
+RestServer::RestServer(DaemonServices services, RestOptions options)
+    : services_(services),
+      service_(services.fabric),
       options_(std::move(options)),
+      auth_(options_.token),
       server_(makeHttpServer(options_.tlsCert, options_.tlsKey)) {
   const auto threads = options_.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -97,35 +102,7 @@ void RestServer::stop() {
   if (server_->is_running()) server_->stop();
 }
 
-void RestServer::setToken(std::string token) {
-  std::lock_guard lock(tokenMu_);
-  options_.token = std::move(token);
-}
-
-std::string RestServer::token() const {
-  std::lock_guard lock(tokenMu_);
-  return options_.token;
-}
-
-void RestServer::addRoutes(const std::function<void(httplib::Server&, const Authorizer&)>& add) {
-  add(*server_, [this](const Request& req, Response& res) {
-    const std::string expected = token();
-    const std::string auth = req.get_header_value("Authorization");
-    if (expected.empty())
-      sendError(res, 403, "writes are disabled (no api_token set)");
-    else if (auth.rfind("Bearer ", 0) != 0)
-      sendError(res, 401, "bearer token required");
-    else if (auth.substr(7) != expected)
-      sendError(res, 403, "wrong token");
-    else
-      return true;
-    return false;
-  });
-}
-
-void RestServer::addMetrics(std::function<std::string()> render) {
-  extraMetrics_.push_back(std::move(render));
-}
+void RestServer::setToken(std::string token) { auth_.setToken(std::move(token)); }
 
 void RestServer::routes() {
   auto& svr = *server_;
@@ -170,8 +147,8 @@ void RestServer::routes() {
     const bool gzip = !m->gzip.empty() &&
                       req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
     const std::string* body = gzip ? &m->gzip : &m->text;
-    auto tail = std::make_shared<std::string>(renderPlacementMetrics());
-    for (const auto& render : extraMetrics_) *tail += render();
+    auto tail = std::make_shared<std::string>(renderPlacementMetrics(services_.placement.stats()));
+    if (services_.pool) *tail += renderPoolMetrics(*services_.pool);
     if (gzip) {
       *tail = gzipCompress(*tail);
       res.set_header("Content-Encoding", "gzip");
@@ -381,17 +358,14 @@ void RestServer::routes() {
   });
 
   svr.Post("/api/v1/discover", [this, &service](const Request& req, Response& res) {
-    const std::string expected = token();
-    if (expected.empty()) return sendError(res, 403, "writes are disabled (no api_token set)");
-    const std::string auth = req.get_header_value("Authorization");
-    if (auth.rfind("Bearer ", 0) != 0) return sendError(res, 401, "bearer token required");
-    if (auth.substr(7) != expected) return sendError(res, 403, "wrong token");
+    if (!auth_.authorize(req, res)) return;
     service.requestCrawl();
     sendJson(res, {{"status", "accepted"}}, 202);
   });
   opsRoutes();
-  registerPlacementRoutes(svr, service);
-  registerExportEndpoints(svr, service, options_.scheduler, options_.maxBodyBytes);
+  registerPlacementRoutes(svr, services_.placement);
+  registerExportEndpoints(svr, services_, options_.maxBodyBytes);
+  if (services_.pool) registerPoolRoutes(svr, *services_.pool, auth_.authorizer());
 }
 
 }  // namespace ibfabric::api

@@ -16,8 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "api/service/fabric_service.h"
+#include "api/http/auth.h"
 #include "api/metrics/metrics_cache.h"
+#include "api/service/daemon_services.h"
 
 namespace httplib {
 class Server;
@@ -26,8 +27,6 @@ struct Response;
 }  // namespace httplib
 
 namespace ibfabric::api {
-
-struct SchedulerHooks;  // api/http/export_endpoints.h
 
 struct RestOptions {
   std::string token;  ///< Bearer token for POST endpoints; empty = writes disabled.
@@ -44,14 +43,12 @@ struct RestOptions {
   std::string tlsCert;
   std::string tlsKey;
   MetricsOptions metrics;
-  /// Placement engine / job-group hosts for the kube-scheduler extender; null = none.
-  std::shared_ptr<const SchedulerHooks> scheduler;
 };
 
 class RestServer {
  public:
   /// Throws std::runtime_error when the TLS certificate or key cannot be loaded.
-  RestServer(FabricService& service, RestOptions options);
+  RestServer(DaemonServices services, RestOptions options);
   ~RestServer();
   RestServer(const RestServer&) = delete;
   RestServer& operator=(const RestServer&) = delete;
@@ -63,27 +60,19 @@ class RestServer {
   void stop();
   void setToken(std::string token);
 
-  /// Refuses a write (401/403 JSON already sent) unless it carries the bearer token.
-  using Authorizer = std::function<bool(const httplib::Request&, httplib::Response&)>;
-  /// Lets another module (e.g. api/http/pool_endpoints.h) add its routes. Call before run().
-  void addRoutes(const std::function<void(httplib::Server&, const Authorizer&)>& add);
-  /// Text appended to every /metrics scrape, rendered per scrape. Call before run().
-  void addMetrics(std::function<std::string()> render);
-
  private:
   void routes();
   /// Operational endpoints (api/http/rest_server_ops.cpp): health/live, health/ready,
   /// ports/{guid}/{port}/clear-counters, topology/compare.
   void opsRoutes();
-  std::string token() const;
 
+  DaemonServices services_;
   FabricService& service_;
   RestOptions options_;
-  mutable std::mutex tokenMu_;
+  BearerAuth auth_;
   std::unique_ptr<MetricsCache> metrics_;  // /metrics, rendered after each state change
   std::atomic<std::size_t> waiters_{0};    // long-polls waiting now
   std::unique_ptr<httplib::Server> server_;
-  std::vector<std::function<std::string()>> extraMetrics_;
 };
 
 /// An HTTP server, or an HTTPS one when `cert` and `key` (PEM files) are given; throws

@@ -113,12 +113,7 @@ void RestServer::opsRoutes() {
 
   svr.Post(R"(/api/v1/ports/([^/]+)/([^/]+)/clear-counters)",
            [this, &service](const Request& req, Response& res) {
-             const std::string expected = token();
-             if (expected.empty())
-               return sendError(res, 403, "writes are disabled (no api_token set)");
-             const std::string auth = req.get_header_value("Authorization");
-             if (auth.rfind("Bearer ", 0) != 0) return sendError(res, 401, "bearer token required");
-             if (auth.substr(7) != expected) return sendError(res, 403, "wrong token");
+             if (!auth_.authorize(req, res)) return;
              auto s = service.state();
              if (!s->topology)
                return sendError(res, 503, "not ready: the first crawl has not completed");

@@ -15,8 +15,8 @@
 #include <string>
 #include <thread>
 
-#include "api/service/fabric_service.h"
 #include "api/metrics/metrics_text.h"
+#include "api/service/fabric_service.h"
 
 namespace ibfabric::api {
 

@@ -1,5 +1,7 @@
 #include "api/service/fabric_service.h"
 
+#include "api/service/link_load_fold.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -340,12 +342,15 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
   if (previous) tracker.observeHealth(*health, events_);
   previous = snap;
 
+  // Only this thread writes linkLoad, so the previous model can be read outside the lock.
+  auto linkLoad = foldSweepIntoLinkLoad(*snap, *rates, *health, state()->linkLoad.get());
   auto engine = source->engineStats();
   std::string sourceName = source->describe();
   publish([&](ServiceState& s) {
     s.counters = snap;
     s.rates = rates;
     s.health = health;
+    s.linkLoad = linkLoad;
     s.engine = engine;
     s.sweepSource = sourceName;
     s.sweep.runs++;
@@ -355,7 +360,8 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
     s.sweep.lastDuration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
     s.sweep.lastError.clear();
   });
-  // Forwarding tables ride on the same MAD engine (api/service/routing_state.h); never fails the sweep.
+  // Forwarding tables ride on the same MAD engine (api/service/routing_state.h); never fails the
+  // sweep.
   const auto before = state();
   // After the SM reported a routing pass (requestRouteRefresh) the tables are read in full.
   const bool forceRead = routeRefreshRequested_.exchange(false);

@@ -28,8 +28,8 @@
 #include <string>
 #include <thread>
 
-#include "api/service/counter_source.h"
 #include "api/osm/osm_status.h"
+#include "api/service/counter_source.h"
 #include "api/service/service_state.h"
 #include "discovery/crawler.h"
 #include "telemetry/counter_history.h"

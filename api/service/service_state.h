@@ -18,10 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "api/service/expected_topology.h"
 #include "api/osm/osm_status.h"
+#include "api/service/expected_topology.h"
 #include "discovery/topology.h"
 #include "routing/forwarding.h"
+#include "routing/link_load.h"
 #include "telemetry/counter_sweep.h"
 #include "telemetry/link_health_eval.h"
 #include "telemetry/mad_engine.h"
@@ -58,6 +59,9 @@ struct ServiceState {
   std::shared_ptr<const std::map<telemetry::PortKey, telemetry::PortRates>> rates;
   /// Health of the links with at least one polled end (of counters->topology).
   std::shared_ptr<const std::vector<telemetry::LinkHealthReport>> health;
+  /// Every sweep's rates and health folded into one moving average of link load
+  /// (api/service/link_load_fold.h), on counters->topology; null before the first sweep.
+  std::shared_ptr<const routing::LinkLoadModel> linkLoad;
   ActivityStatus sweep;
   std::string sweepSource;
   std::optional<mad::MadEngineStats> engine;

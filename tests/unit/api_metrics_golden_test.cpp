@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "api/metrics/metrics.h"
 #include "api/service/expected_topology.h"
 #include "api/service/fake_sources.h"
-#include "api/metrics/metrics.h"
 #include "discovery/net_topology.h"
 #include "discovery/netfile.h"
 #include "telemetry/link_health_eval.h"

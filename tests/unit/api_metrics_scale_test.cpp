@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <thread>
 
-#include "api/service/fake_sources.h"
-#include "api/metrics/metrics.h"
 #include "api/http/rest_server.h"
+#include "api/metrics/metrics.h"
+#include "api/service/fake_sources.h"
 #include "discovery/net_topology.h"
 #include "discovery/topogen.h"
 #include "tests/support/subprocess.h"
@@ -45,7 +45,8 @@ void measure(bool fullLabels) {
       std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
   RestOptions ro;
   ro.metrics.fullPortLabels = fullLabels;
-  RestServer server(service, ro);
+  PlacementService placement(service);
+  RestServer server(DaemonServices{service, placement}, ro);
   const int port = server.bind("127.0.0.1", 0);
   ASSERT_GT(port, 0);
   std::thread http([&] { server.run(); });

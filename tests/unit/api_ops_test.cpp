@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "api/service/fake_sources.h"
 #include "api/http/rest_server.h"
+#include "api/service/fake_sources.h"
 #include "discovery/netfile.h"
 #include "discovery/topology_compare.h"
 #include "tests/support/sim_fixture.h"
@@ -43,7 +43,8 @@ class ApiOps : public ::testing::Test {
         },
         o);
     if (ro.token.empty()) ro.token = "t0ken";
-    server_ = std::make_unique<RestServer>(*service_, ro);
+    placement_ = std::make_unique<PlacementService>(*service_);
+    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_}, ro);
     port_ = server_->bind("127.0.0.1", 0);
     ASSERT_GT(port_, 0);
     http_ = std::thread([this] { server_->run(); });
@@ -91,6 +92,7 @@ class ApiOps : public ::testing::Test {
   std::shared_ptr<FakeCounterControl> control_;
   std::shared_ptr<std::atomic<int>> created_ = std::make_shared<std::atomic<int>>(0);
   std::unique_ptr<FabricService> service_;
+  std::unique_ptr<PlacementService> placement_;
   std::unique_ptr<RestServer> server_;
   std::thread http_;
   int port_ = 0;
@@ -253,7 +255,8 @@ TEST(ApiTls, ServesHttpsWithAGeneratedCertificate) {
   RestOptions ro;
   ro.tlsCert = cert.string();
   ro.tlsKey = key.string();
-  RestServer server(service, ro);
+  PlacementService placement(service);
+  RestServer server(DaemonServices{service, placement}, ro);
   const int port = server.bind("127.0.0.1", 0);
   ASSERT_GT(port, 0);
   std::thread http([&] { server.run(); });
@@ -281,7 +284,7 @@ TEST(ApiTls, ServesHttpsWithAGeneratedCertificate) {
   RestOptions bad;
   bad.tlsCert = (dir / "missing.crt").string();
   bad.tlsKey = key.string();
-  EXPECT_THROW(RestServer(service, bad), std::runtime_error);
+  EXPECT_THROW(RestServer(DaemonServices{service, placement}, bad), std::runtime_error);
 #endif
 }
 

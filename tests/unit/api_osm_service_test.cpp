@@ -7,9 +7,9 @@
 #include <map>
 #include <mutex>
 
+#include "api/daemon/osm_wiring.h"
 #include "api/service/fabric_service.h"
 #include "api/service/fake_sources.h"
-#include "api/daemon/osm_wiring.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {

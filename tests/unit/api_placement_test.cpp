@@ -1,6 +1,9 @@
 // POST /api/v1/placement: request parsing (every field, every bad input a 400 naming the field),
 // answer JSON both ways, metrics text, and the route over real HTTP on loopback.
-#include "api/http/placement_endpoint.h"
+#include "api/http/placement_json.h"
+#include "api/http/rest_server.h"
+#include "api/metrics/placement_metrics.h"
+#include "api/service/placement_service.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -8,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "api/service/fake_sources.h"
 #include "api/http/rest_server.h"
+#include "api/service/fake_sources.h"
 #include "discovery/net_topology.h"
 #include "discovery/netfile.h"
 #include "discovery/topogen.h"
@@ -106,9 +109,14 @@ TEST(ApiPlacement, AnswerJsonRoundTrip) {
 }
 
 TEST(ApiPlacement, MetricsCountResultsAndDurations) {
-  std::string before = renderPlacementMetrics();
-  recordPlacementRequest("unsatisfiable", 0.003);
-  std::string after = renderPlacementMetrics();
+  auto source = std::make_unique<ScriptedTopologySource>();
+  source->pushFailure("no fabric");
+  FabricService service(std::move(source), [] { return CounterSourcePtr(); });
+  PlacementService placement(service);
+  placement.record("ok", 0.0002);
+  std::string before = renderPlacementMetrics(placement.stats());
+  placement.record("unsatisfiable", 0.003);
+  std::string after = renderPlacementMetrics(placement.stats());
   EXPECT_NE(after.find("# TYPE ibfabric_placement_requests_total counter"), std::string::npos);
   EXPECT_NE(after.find("# TYPE ibfabric_placement_duration_seconds histogram"), std::string::npos);
   auto value = [](const std::string& text, const std::string& series) {
@@ -144,7 +152,8 @@ class ApiPlacementHttp : public ::testing::Test {
     control->serveTables = true;
     service_ = std::make_unique<FabricService>(
         std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
-    server_ = std::make_unique<RestServer>(*service_, RestOptions{});
+    placement_ = std::make_unique<PlacementService>(*service_);
+    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_}, RestOptions{});
     int port = server_->bind("127.0.0.1", 0);
     ASSERT_GT(port, 0);
     http_ = std::thread([this] { server_->run(); });
@@ -167,6 +176,7 @@ class ApiPlacementHttp : public ::testing::Test {
   }
 
   std::unique_ptr<FabricService> service_;
+  std::unique_ptr<PlacementService> placement_;
   std::unique_ptr<RestServer> server_;
   std::thread http_;
   std::unique_ptr<httplib::Client> client_;

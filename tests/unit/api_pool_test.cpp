@@ -2,7 +2,8 @@
 // faked: bearer token on writes, status codes (201/200/409/400/404/503), host registration,
 // the events the follower turns into degraded allocations, /metrics families; and the `pool:`
 // config block.
-#include "api/http/pool_endpoints.h"
+#include "api/http/rest_server.h"
+#include "api/service/pool_service.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,8 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "api/service/fake_sources.h"
 #include "api/daemon/service_config.h"
+#include "api/service/fake_sources.h"
 #include "discovery/net_topology.h"
 #include "discovery/topogen.h"
 #include "tests/support/subprocess.h"
@@ -47,11 +48,11 @@ class ApiPool : public ::testing::Test {
         testing::writeScratchFile("api-pool.json",
                                   R"({"hosts": [{"name": "dgx[0001-0003]", "gpu_count": 8}]})")
             .string();
-    pool_ = std::make_unique<PoolService>(*service_, pc);
+    placement_ = std::make_unique<PlacementService>(*service_);
+    pool_ = std::make_unique<PoolService>(*service_, *placement_, pc);
     RestOptions ro;
     ro.token = "t0ken";
-    server_ = std::make_unique<RestServer>(*service_, ro);
-    pool_->attach(*server_);
+    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_, pool_.get()}, ro);
     port_ = server_->bind("127.0.0.1", 0);
     ASSERT_GT(port_, 0);
     http_ = std::thread([this] { server_->run(); });
@@ -85,6 +86,7 @@ class ApiPool : public ::testing::Test {
 
   TopologyPtr topology_;
   std::unique_ptr<FabricService> service_;
+  std::unique_ptr<PlacementService> placement_;
   std::unique_ptr<PoolService> pool_;
   std::unique_ptr<RestServer> server_;
   std::thread http_;

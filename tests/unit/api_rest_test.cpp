@@ -34,7 +34,8 @@ class ApiRest : public ::testing::Test {
         std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
     RestOptions ro;
     ro.token = "t0ken";
-    server_ = std::make_unique<RestServer>(*service_, ro);
+    placement_ = std::make_unique<PlacementService>(*service_);
+    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_}, ro);
     port_ = server_->bind("127.0.0.1", 0);
     ASSERT_GT(port_, 0);
     http_ = std::thread([this] { server_->run(); });
@@ -72,6 +73,7 @@ class ApiRest : public ::testing::Test {
 
   ScriptedTopologySource* topo_ = nullptr;
   std::unique_ptr<FabricService> service_;
+  std::unique_ptr<PlacementService> placement_;
   std::unique_ptr<RestServer> server_;
   std::thread http_;
   int port_ = 0;

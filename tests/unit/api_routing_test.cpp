@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "api/service/fake_sources.h"
-#include "api/metrics/metrics.h"
 #include "api/http/rest_server.h"
 #include "api/http/routing_endpoints.h"
+#include "api/metrics/metrics.h"
+#include "api/service/fake_sources.h"
 #include "api/service/routing_state.h"
 #include "discovery/net_topology.h"
 #include "discovery/netfile.h"
@@ -51,7 +51,8 @@ class ApiRouting : public ::testing::Test {
     auto control = control_;
     service_ = std::make_unique<FabricService>(
         std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
-    server_ = std::make_unique<RestServer>(*service_, RestOptions{});
+    placement_ = std::make_unique<PlacementService>(*service_);
+    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_}, RestOptions{});
     port_ = server_->bind("127.0.0.1", 0);
     ASSERT_GT(port_, 0);
     http_ = std::thread([this] { server_->run(); });
@@ -85,6 +86,7 @@ class ApiRouting : public ::testing::Test {
 
   std::shared_ptr<FakeCounterControl> control_;
   std::unique_ptr<FabricService> service_;
+  std::unique_ptr<PlacementService> placement_;
   std::unique_ptr<RestServer> server_;
   std::thread http_;
   int port_ = 0;

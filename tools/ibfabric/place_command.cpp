@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "api/http/placement_endpoint.h"
+#include "api/http/placement_json.h"
 #include "discovery/crawler.h"
 #include "discovery/hostlist.h"
 #include "routing/placement_engine.h"

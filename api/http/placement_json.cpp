@@ -1,10 +1,5 @@
-#include "api/http/placement_endpoint.h"
+#include "api/http/placement_json.h"
 
-#include <httplib.h>
-#include <spdlog/spdlog.h>
-
-#include <array>
-#include <chrono>
 #include <cstdio>
 #include <set>
 
@@ -61,35 +56,6 @@ json linkJson(const routing::LinkLoad& l) {
           {"congestion", l.congestion},
           {"residual_bytes_per_second", l.residualBytesPerSecond},
           {"job_flows", l.jobFlows}};
-}
-
-std::string_view resultOf(Kind kind) {
-  switch (kind) {
-    case Kind::kInvalidRequest:
-      return "invalid";
-    case Kind::kUnsatisfiable:
-      return "unsatisfiable";
-    case Kind::kNotReady:
-      return "not_ready";
-  }
-  return "error";
-}
-
-// Process-wide metrics: a counter per result and one histogram.
-constexpr std::array<double, 12> kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                             0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
-constexpr std::array<std::string_view, 5> kResults = {"ok", "invalid", "unsatisfiable", "not_ready",
-                                                      "error"};
-struct Metrics {
-  std::mutex mu;
-  std::array<std::uint64_t, kResults.size()> requests{};
-  std::array<std::uint64_t, kBuckets.size()> buckets{};
-  std::uint64_t count = 0;
-  double sum = 0.0;
-};
-Metrics& metrics() {
-  static Metrics m;
-  return m;
 }
 
 }  // namespace
@@ -189,124 +155,6 @@ routing::PlacementAnswer placementAnswerFromJson(const json& body) {
   } catch (const std::logic_error& e) {
     throw std::invalid_argument(std::string("not a placement answer: ") + e.what());
   }
-}
-
-PlacementService::PlacementService(FabricService& service) : service_(service) {}
-
-std::shared_ptr<const routing::PlacementEngine> PlacementService::engine() {
-  ServiceStatePtr state = service_.state();
-  std::lock_guard lock(mu_);
-  if (engine_ && state_.lock() == state) return engine_;
-  if (!state->topology) throw PlacementError(Kind::kNotReady, "no topology yet (first crawl)");
-  if (!state->counters) throw PlacementError(Kind::kNotReady, "no counter sweep yet");
-  if (!state->forwarding) throw PlacementError(Kind::kNotReady, "no forwarding tables yet");
-  TopologyPtr topology =
-      state->forwarding->topology() ? state->forwarding->topology() : state->topology;
-  if (!index_ || index_->topologyPtr() != topology || index_->tablesPtr() != state->forwarding) {
-    index_ = std::make_shared<const routing::PlacementIndex>(topology, state->forwarding);
-    load_.reset();
-  }
-  if (!load_ || loadCounters_ != state->counters) {
-    // One more sweep folded into the moving average (the previous model is matched by port, so
-    // it carries over a new topology snapshot too).
-    load_ = std::make_shared<const routing::LinkLoadModel>(routing::LinkLoadModel::fromSweep(
-        topology, state->rates.get(), state->health.get(), load_.get()));
-    loadCounters_ = state->counters;
-  }
-  engine_ = std::make_shared<const routing::PlacementEngine>(index_, load_);
-  state_ = state;
-  return engine_;
-}
-
-routing::PlacementAnswer PlacementService::place(const routing::PlacementRequest& request) {
-  return engine()->place(request);
-}
-
-void recordPlacementRequest(std::string_view result, double seconds) {
-  Metrics& m = metrics();
-  std::lock_guard lock(m.mu);
-  for (std::size_t i = 0; i < kResults.size(); ++i) {
-    if (kResults[i] == result) ++m.requests[i];
-  }
-  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-    if (seconds <= kBuckets[i]) ++m.buckets[i];
-  }
-  ++m.count;
-  m.sum += seconds;
-}
-
-std::string renderPlacementMetrics() {
-  Metrics& m = metrics();
-  std::lock_guard lock(m.mu);
-  std::string out =
-      "# HELP ibfabric_placement_requests_total Placement requests by result (ok, invalid, "
-      "unsatisfiable, not_ready, error)\n# TYPE ibfabric_placement_requests_total counter\n";
-  for (std::size_t i = 0; i < kResults.size(); ++i) {
-    out += "ibfabric_placement_requests_total{result=\"" + std::string(kResults[i]) + "\"} " +
-           std::to_string(m.requests[i]) + "\n";
-  }
-  out +=
-      "# HELP ibfabric_placement_duration_seconds Time to answer a placement request\n"
-      "# TYPE ibfabric_placement_duration_seconds histogram\n";
-  char line[160];
-  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-    std::snprintf(line, sizeof line, "ibfabric_placement_duration_seconds_bucket{le=\"%g\"} %llu\n",
-                  kBuckets[i], static_cast<unsigned long long>(m.buckets[i]));
-    out += line;
-  }
-  std::snprintf(line, sizeof line,
-                "ibfabric_placement_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
-                "ibfabric_placement_duration_seconds_sum %.9g\n"
-                "ibfabric_placement_duration_seconds_count %llu\n",
-                static_cast<unsigned long long>(m.count), m.sum,
-                static_cast<unsigned long long>(m.count));
-  out += line;
-  return out;
-}
-
-void registerPlacementRoutes(httplib::Server& server, FabricService& service) {
-  auto placer = std::make_shared<PlacementService>(service);
-  server.Post("/api/v1/placement", [placer](const httplib::Request& req, httplib::Response& res) {
-    const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    auto fail = [&](int status, std::string_view result, const std::string& message) {
-      recordPlacementRequest(result, elapsed());
-      res.status = status;
-      json body = {{"error", {{"code", status}, {"message", message}}}};
-      if (result != "error") body["error"]["reason"] = std::string(result);
-      res.set_content(body.dump() + "\n", "application/json");
-    };
-    json body;
-    try {
-      body = json::parse(req.body);
-    } catch (const json::exception& e) {
-      return fail(400, "invalid", std::string("bad JSON: ") + e.what());
-    }
-    try {
-      routing::PlacementRequest request = placementRequestFromJson(body);
-      routing::PlacementAnswer answer = placer->place(request);
-      json out = placementAnswerToJson(answer);
-      out["request"] = placementRequestToJson(request);
-      out["duration_seconds"] = elapsed();
-      recordPlacementRequest("ok", elapsed());
-      res.status = 200;
-      res.set_content(out.dump() + "\n", "application/json");
-    } catch (const PlacementError& e) {
-      switch (e.kind()) {
-        case Kind::kInvalidRequest:
-          return fail(400, resultOf(e.kind()), e.what());
-        case Kind::kUnsatisfiable:
-          return fail(422, resultOf(e.kind()), e.what());
-        case Kind::kNotReady:
-          return fail(503, resultOf(e.kind()), std::string("not ready: ") + e.what());
-      }
-    } catch (const std::exception& e) {
-      spdlog::error("placement: {}", e.what());
-      return fail(500, "error", std::string("internal error: ") + e.what());
-    }
-  });
 }
 
 }  // namespace ibfabric::api
