@@ -2,7 +2,7 @@
 //
 // TopologySource is the seam between the fabric and everything above discovery: the real one
 // crawls the subnet with SMPs (libibnetdisc, through umad: a real HCA or ibsim's umad2sim), and
-// tests feed fixed snapshots (e.g. built from a net file, see netfabric_topology.h).
+// tests feed fixed snapshots (e.g. built from a net file, see net_topology.h).
 //
 // A source is used from one thread at a time; the snapshots it returns are immutable and
 // thread-safe.

@@ -2,7 +2,7 @@
 // switches their HCAs attach to; a job goes into the smallest group that holds it whole, else
 // the largest groups first — so it spans as few leaves as it can. It ignores link load and
 // routes: it stands in for the placement engine (routing/placement.h) in unit tests, in the
-// benchmark, and in the daemon until the engine is wired in (api/http/pool_endpoints.cpp).
+// benchmark, and in the daemon while the engine is not ready (api/service/pool_service.cpp).
 // Thread-safe when `topology` is.
 #pragma once
 
