@@ -49,9 +49,12 @@ LinkLoadModel LinkLoadModel::fromSweep(
   const Topology& topo = *model.topology_;
   const double alpha = std::clamp(options.alpha, 0.0, 1.0);
 
-  // Previous averages by transmitting port.
+  // Previous averages: by directed link when the previous model is on the same snapshot (every
+  // sweep between two crawls), else by transmitting port.
+  const bool carries = previous && previous->topology_ && previous->sweeps_ > 0;
+  const bool sameSnapshot = carries && previous->topology_ == model.topology_;
   std::map<telemetry::PortKey, std::pair<double, double>> before;
-  if (previous && previous->topology_ && previous->sweeps_ > 0) {
+  if (carries && !sameSnapshot) {
     const Topology& old = *previous->topology_;
     for (DirectedLinkId d = 0; d < previous->loads_.size(); ++d) {
       const DirectedLoad& l = previous->loads_[d];
@@ -77,13 +80,18 @@ LinkLoadModel LinkLoadModel::fromSweep(
           if (auto it = rates->find(rx); it != rates->end()) util = it->second.rxUtilization;
         }
       }
-      auto old = before.find(tx);
+      std::optional<std::pair<double, double>> old;
+      if (sameSnapshot) {
+        old = {previous->loads_[id].utilization, previous->loads_[id].congestion};
+      } else if (auto it = before.find(tx); it != before.end()) {
+        old = it->second;
+      }
       double u = util ? clamp01(*util) : 0.0;
       double c = congestion ? clamp01(*congestion) : 0.0;
-      if (old != before.end()) {
+      if (old) {
         // A direction without a fresh number keeps its average.
-        u = util ? alpha * u + (1 - alpha) * old->second.first : old->second.first;
-        c = congestion ? alpha * c + (1 - alpha) * old->second.second : old->second.second;
+        u = util ? alpha * u + (1 - alpha) * old->first : old->first;
+        c = congestion ? alpha * c + (1 - alpha) * old->second : old->second;
       }
       load.utilization = u;
       load.congestion = c;
