@@ -3,7 +3,8 @@
 # Libraries (lowest first): discovery, telemetry, routing, scheduler_hooks, api.
 # Rooms inside api/ (lowest first): osm, service, metrics, http, daemon — the data flows
 # osm -> service -> metrics -> http -> daemon (docs/architecture.md).
-# tools/ and tests/ may include anything; no library or room may include tests/.
+# tools/ and tests/ may include any library; no library, room or tool may include tests/, and
+# no file there is a test double (fake_*: those live in tests/fakes/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 declare -A forbidden=(
@@ -31,6 +32,21 @@ done
 if stray=$(find api -maxdepth 1 -name '*.h' -o -maxdepth 1 -name '*.cpp' | grep .); then
   echo "check-layering: api sources outside a room (osm, service, metrics, http, daemon):" >&2
   echo "$stray" | sed 's/^/  /' >&2
+  status=1
+fi
+# Test doubles live in tests/fakes/: no production source is a fake or includes tests/.
+production="discovery telemetry routing scheduler_hooks api tools"
+# shellcheck disable=SC2086
+if fakes=$(find $production -name 'fake_*' | grep .); then
+  echo "check-layering: fakes in production code (they belong in tests/fakes/):" >&2
+  echo "$fakes" | sed 's/^/  /' >&2
+  status=1
+fi
+# shellcheck disable=SC2086
+if hits=$(grep -rnE '#include "tests/' $production --include='*.h' --include='*.cpp' \
+            --include='*.c' --include='*.in' 2>/dev/null); then
+  echo "check-layering: production code includes tests/:" >&2
+  echo "$hits" | sed 's/^/  /' >&2
   status=1
 fi
 # Only discovery/*.cpp may see libibnetdisc.

@@ -7,7 +7,8 @@
 namespace ibfabric::telemetry {
 namespace {
 
-constexpr std::array<std::string_view, 15> kNames = {
+// One per type, in enum order (a type without a name here gets "", which the tests catch).
+constexpr std::array<std::string_view, kEventTypeCount> kNames = {
     "link_down",
     "link_up",
     "link_degraded",

@@ -9,6 +9,7 @@
 
 #include <thread>
 
+#include "tests/support/scope_exit.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::testing {
@@ -26,6 +27,10 @@ TEST(PrometheusFixture, ScrapesQueriesAndEvaluatesRules) {
   const int port = server.bind_to_any_port("127.0.0.1");
   ASSERT_GT(port, 0);
   std::thread serving([&] { server.listen_after_bind(); });
+  const ScopeExit stopServing([&] {  // also when an ASSERT below returns early
+    server.stop();
+    if (serving.joinable()) serving.join();
+  });
 
   auto rules = writeScratchFile("fixture-rules.yml",
                                 "groups:\n  - name: fixture\n    rules:\n"
@@ -60,8 +65,6 @@ TEST(PrometheusFixture, ScrapesQueriesAndEvaluatesRules) {
 
   prom.stop();
   EXPECT_THROW(prom.query("up"), std::runtime_error);
-  server.stop();
-  serving.join();
 }
 
 }  // namespace

@@ -270,7 +270,7 @@ TEST(SimHarness, DownLeavesNoProcessBehind) {
 
   // A client still attached when the fabric goes down is stopped too.
   ProcessResult client;
-  std::thread t([&] { client = fabric.run({"sleep", "300"}, 120s); });
+  std::jthread t([&] { client = fabric.run({"sleep", "300"}, 120s); });
   EXPECT_TRUE(waitFor([&] { return fabricProcesses(fabric.name()).size() == 3; }, 30s));
 
   const auto down = fabric.down();

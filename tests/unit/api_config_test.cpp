@@ -63,6 +63,7 @@ TEST(ApiConfig, RejectsWhatItDoesNotUnderstand) {
   EXPECT_THROW(loadConfigText("node_name_map: /nonexistent/map\n"), ConfigError);
   try {
     loadConfigText("sweep_intervall: 3\n");
+    FAIL() << "an unknown key was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("sweep_intervall"), std::string::npos) << e.what();
   }

@@ -8,6 +8,7 @@
 #include "api/daemon/service_config.h"
 #include "discovery/formats.h"
 #include "discovery/netfile.h"
+#include "tests/support/fabrics.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
 
@@ -34,7 +35,7 @@ TEST(ApiExpectedTopology, LoadsNetFilesAndDiscoveryJson) {
   const std::string text = testing::fatTreeText("e", 1, 2, 1);
   auto fromNet = loadExpectedTopology(testing::writeScratchFile("e.net", text));
   EXPECT_EQ(fromNet->fabric.nodes.size(), 5u);
-  auto live = topologyAsCrawled(parseNetText(text, "live"));
+  auto live = testing::crawledFatTreeTopology("e", 1, 2, 1);
   auto fromJson = loadExpectedTopology(testing::writeScratchFile("e.json", toJson(*live).dump()));
   EXPECT_EQ(fromJson->fabric.nodes.size(), 5u);
   EXPECT_THROW(loadExpectedTopology("/nonexistent.net"), std::runtime_error);
@@ -45,7 +46,7 @@ TEST(ApiExpectedTopology, LoadsNetFilesAndDiscoveryJson) {
 TEST(ApiExpectedTopology, PresenceAndEvents) {
   const std::string text = testing::fatTreeText("e", 1, 2, 1);  // eleaf1-2, espine1, ehost1-1, 2-1
   ExpectedTopology expected{"e.net", parseNetText(text, "e.net")};
-  auto full = topologyAsCrawled(parseNetText(text, "live"));
+  auto full = testing::crawledFatTreeTopology("e", 1, 2, 1);
   // The same fabric without ehost2-1.
   auto partialText = text;
   const auto at = partialText.find("Hca 1 \"ehost2-1\"");
@@ -55,6 +56,7 @@ TEST(ApiExpectedTopology, PresenceAndEvents) {
   auto partial = topologyAsCrawled(parseNetText(partialText, "live"));
 
   auto first = compareWithExpected(expected, *full);
+  ASSERT_EQ(first->nodes.size(), 5u);  // the loop below checks every one, not none
   for (const auto& n : first->nodes) EXPECT_TRUE(n.present) << n.name;
   EXPECT_EQ(first->missingCas, 0u);
   auto second = compareWithExpected(expected, *partial);

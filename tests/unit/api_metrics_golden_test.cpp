@@ -7,18 +7,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <fstream>
-
 #include "api/metrics/metrics.h"
 #include "api/service/expected_topology.h"
-#include "api/service/fake_sources.h"
 #include "discovery/net_topology.h"
 #include "discovery/netfile.h"
 #include "telemetry/link_health_eval.h"
+#include "tests/fakes/fake_sources.h"
+#include "tests/support/golden.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
-#include "tests/support/test_paths.h"
 
 namespace ibfabric::api {
 namespace {
@@ -68,15 +65,7 @@ TEST(ApiMetricsGolden, SmallFabricMatchesTheGoldenFile) {
   const auto s = goldenState();
   telemetry::EventLog log;
   const std::string text = renderMetrics(s, log);
-  const auto golden = testing::testDataDir() / "metrics" / "small-fabric.prom";
-  if (const char* update = std::getenv("IBFABRIC_UPDATE_GOLDEN"); update && *update == '1') {
-    std::ofstream(golden, std::ios::trunc) << text;
-    GTEST_SKIP() << "rewrote " << golden;
-  }
-  std::ifstream in(golden);
-  ASSERT_TRUE(in) << "missing " << golden << " (IBFABRIC_UPDATE_GOLDEN=1 creates it)";
-  const std::string expected(std::istreambuf_iterator<char>(in), {});
-  EXPECT_EQ(text, expected) << "IBFABRIC_UPDATE_GOLDEN=1 rewrites the golden file";
+  testing::expectGolden("metrics/small-fabric.prom", text);
 
   if (::access("/usr/bin/promtool", X_OK) == 0) {
     auto file = testing::writeScratchFile("golden.prom", text);

@@ -13,9 +13,9 @@
 
 #include "api/http/rest_server.h"
 #include "api/metrics/metrics.h"
-#include "api/service/fake_sources.h"
-#include "discovery/net_topology.h"
-#include "discovery/topogen.h"
+#include "tests/fakes/fake_sources.h"
+#include "tests/support/fabrics.h"
+#include "tests/support/scope_exit.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -30,10 +30,8 @@ double since(Clock::time_point t0) {
 
 void measure(bool fullLabels) {
   const char* env = std::getenv("IBFABRIC_METRICS_BENCH_SUS");
-  TopoOptions to;
-  to.sus = env ? std::atoi(env) : 1;
-  auto gen = generateTopology("superpod", to);
-  auto topology = topologyFromNetFabric(gen.fabric, "superpod");
+  const int sus = env ? std::atoi(env) : 1;
+  auto topology = testing::netfileTopology(testing::superpod(sus), "superpod");
 
   auto source = std::make_unique<ScriptedTopologySource>();
   source->push(topology);
@@ -50,6 +48,10 @@ void measure(bool fullLabels) {
   const int port = server.bind("127.0.0.1", 0);
   ASSERT_GT(port, 0);
   std::thread http([&] { server.run(); });
+  const testing::ScopeExit joinHttp([&] {  // also when an ASSERT below returns early
+    server.stop();
+    if (http.joinable()) http.join();
+  });
   service.start();
   ASSERT_TRUE(testing::waitFor([&] { return service.state()->ready(); }, 600s));
 
@@ -94,9 +96,8 @@ void measure(bool fullLabels) {
   std::printf(
       "metrics bench: %d SUs, %zu nodes, %zu ports polled, port_labels=%s: text %zu bytes, "
       "render %.3f s; gzip %zu bytes in %.3f s; scrape plain %.3f s, gzip %.3f s\n",
-      to.sus.value_or(0), topology->nodes().size(), state->counters->ports.size(),
-      fullLabels ? "full" : "minimal", text.size(), render, gz.size(), gzipTime, scrapePlain,
-      scrapeGzip);
+      sus, topology->nodes().size(), state->counters->ports.size(), fullLabels ? "full" : "minimal",
+      text.size(), render, gz.size(), gzipTime, scrapePlain, scrapeGzip);
   server.stop();
   http.join();
   service.stop();

@@ -5,10 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "api/service/fake_sources.h"
-#include "discovery/net_topology.h"
-#include "discovery/netfile.h"
-#include "tests/support/sim_fixture.h"
+#include "tests/fakes/fake_sources.h"
+#include "tests/support/fabrics.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -19,7 +17,7 @@ using namespace std::chrono_literals;
 ServiceState twoSweeps() {
   ServiceState s;
   s.started = std::chrono::system_clock::now();
-  s.topology = topologyFromNetFabric(parseNetText(testing::fatTreeText("", 1, 1, 1), "ft"));
+  s.topology = testing::fatTreeTopology("", 1, 1, 1);
   auto control = std::make_shared<FakeCounterControl>();
   FakeCounterSource source(control);
   source.setTopology(s.topology);

@@ -10,10 +10,9 @@
 #include <thread>
 
 #include "api/http/rest_server.h"
-#include "api/service/fake_sources.h"
-#include "discovery/netfile.h"
-#include "discovery/topology_compare.h"
-#include "tests/support/sim_fixture.h"
+#include "tests/fakes/fake_sources.h"
+#include "tests/support/fabrics.h"
+#include "tests/support/in_process_daemon.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -26,50 +25,29 @@ using Clock = std::chrono::steady_clock;
 class ApiOps : public ::testing::Test {
  protected:
   void start(RestOptions ro = {}, bool startService = true) {
-    auto source = std::make_unique<ScriptedTopologySource>();
-    source->push(topologyAsCrawled(parseNetText(testing::fatTreeText("", 2, 2, 2), "ft")));
-    FabricServiceOptions o;
-    o.crawlInterval = 1h;
-    o.sweepInterval = 50ms;
-    o.retryBase = 10ms;
-    control_ = std::make_shared<FakeCounterControl>();
-    auto control = control_;
-    auto created = created_;
-    service_ = std::make_unique<FabricService>(
-        std::move(source),
-        [control, created] {
-          ++*created;
-          return std::make_unique<FakeCounterSource>(control);
-        },
-        o);
+    testing::InProcessDaemon::Options o;
+    o.service.sweepInterval = 50ms;
+    o.service.retryBase = 10ms;
+    control_ = o.counters;
+    o.counterSources = [control = control_, created = created_] {
+      ++*created;
+      return std::make_unique<FakeCounterSource>(control);
+    };
+    daemon_ = std::make_unique<testing::InProcessDaemon>(o);
+    daemon_->topology().push(testing::crawledFatTreeTopology("", 2, 2, 2));
     if (ro.token.empty()) ro.token = "t0ken";
-    placement_ = std::make_unique<PlacementService>(*service_);
-    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_}, ro);
-    port_ = server_->bind("127.0.0.1", 0);
+    port_ = daemon_->serve(ro);
     ASSERT_GT(port_, 0);
-    http_ = std::thread([this] { server_->run(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
-    client_->set_read_timeout(20, 0);
     if (!startService) return;
-    service_->start();
-    ASSERT_TRUE(testing::waitFor(
-        [&] {
-          auto s = service_->state();
-          return s->ready() && s->sweep.runs >= 2;
-        },
-        10s));
+    ASSERT_TRUE(daemon_->startAndWaitReady());
   }
-  void TearDown() override {
-    if (server_) server_->stop();
-    if (http_.joinable()) http_.join();
-    if (service_) service_->stop();
-  }
+  FabricService& service() { return daemon_->service(); }
   json call(const std::string& method, const std::string& path, int status,
             const std::string& token = "t0ken") {
     httplib::Headers h;
     if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
-    auto res = method == "POST" ? client_->Post(path.c_str(), h, "", "application/json")
-                                : client_->Get(path.c_str(), h);
+    auto res = method == "POST" ? daemon_->client().Post(path.c_str(), h, "", "application/json")
+                                : daemon_->client().Get(path.c_str(), h);
     EXPECT_TRUE(res) << path;
     if (!res) return {};
     EXPECT_EQ(res->status, status) << method << " " << path << ": " << res->body;
@@ -91,26 +69,22 @@ class ApiOps : public ::testing::Test {
 
   std::shared_ptr<FakeCounterControl> control_;
   std::shared_ptr<std::atomic<int>> created_ = std::make_shared<std::atomic<int>>(0);
-  std::unique_ptr<FabricService> service_;
-  std::unique_ptr<PlacementService> placement_;
-  std::unique_ptr<RestServer> server_;
-  std::thread http_;
+  std::unique_ptr<testing::InProcessDaemon> daemon_;
   int port_ = 0;
-  std::unique_ptr<httplib::Client> client_;
 };
 
 TEST_F(ApiOps, LivenessAndReadinessFollowTheSweeps) {
   start({}, false);
   EXPECT_EQ(call("GET", "/api/v1/health/live", 200)["live"], true);
   EXPECT_EQ(call("GET", "/api/v1/health/ready", 503)["ready"], false);
-  service_->start();
-  ASSERT_TRUE(testing::waitFor([&] { return service_->state()->sweep.runs >= 2; }, 10s));
+  service().start();
+  ASSERT_TRUE(testing::waitFor([&] { return service().state()->sweep.runs >= 2; }, 10s));
   EXPECT_EQ(call("GET", "/api/v1/health/ready", 200)["status"], "ready");
 
   // Sweeps fail: not ready (503), but the last snapshot is still served, with its age.
   control_->failSweeps = true;
   ASSERT_TRUE(
-      testing::waitFor([&] { return service_->state()->sweep.consecutiveFailures >= 2; }, 10s));
+      testing::waitFor([&] { return service().state()->sweep.consecutiveFailures >= 2; }, 10s));
   auto ready = call("GET", "/api/v1/health/ready", 503);
   EXPECT_EQ(ready["status"], "degraded");
   EXPECT_NE(ready["sweep"]["last_error"], nullptr);
@@ -123,7 +97,7 @@ TEST_F(ApiOps, LivenessAndReadinessFollowTheSweeps) {
   control_->failSweeps = false;
   ASSERT_TRUE(testing::waitFor(
       [&] {
-        auto r = client_->Get("/api/v1/health/ready");
+        auto r = daemon_->client().Get("/api/v1/health/ready");
         return r && r->status == 200;
       },
       10s));
@@ -136,18 +110,18 @@ TEST_F(ApiOps, ASourceThatAnswersNothingIsRecreated) {
   control_->answerNothing = true;
   // recreateSourceAfter = 3 consecutive failed sweeps.
   ASSERT_TRUE(testing::waitFor([&] { return created_->load() > before; }, 10s));
-  EXPECT_GE(service_->state()->sweep.consecutiveFailures, 3u);
+  EXPECT_GE(service().state()->sweep.consecutiveFailures, 3u);
   control_->answerNothing = false;
   ASSERT_TRUE(
-      testing::waitFor([&] { return service_->state()->sweep.consecutiveFailures == 0; }, 10s));
+      testing::waitFor([&] { return service().state()->sweep.consecutiveFailures == 0; }, 10s));
 }
 
 TEST_F(ApiOps, ClearCountersStatuses) {
   start({}, false);
   const std::string anyPort = "/api/v1/ports/0x0000000000100000/1/clear-counters";
   call("POST", anyPort, 503);  // no crawl yet
-  service_->start();
-  ASSERT_TRUE(testing::waitFor([&] { return service_->state()->sweep.runs >= 2; }, 10s));
+  service().start();
+  ASSERT_TRUE(testing::waitFor([&] { return service().state()->sweep.runs >= 2; }, 10s));
   const std::string g = hostGuid();
   const std::string path = "/api/v1/ports/" + g + "/1/clear-counters";
   call("POST", path, 401, "");
@@ -249,17 +223,16 @@ TEST(ApiTls, ServesHttpsWithAGeneratedCertificate) {
   if (gen.exitCode == 127) GTEST_SKIP() << "no openssl CLI";
   ASSERT_EQ(gen.exitCode, 0) << gen.describe();
 
-  auto source = std::make_unique<ScriptedTopologySource>();
-  source->pushFailure("no fabric");
-  FabricService service(std::move(source), [] { return CounterSourcePtr(); });
+  testing::InProcessDaemon::Options o;
+  o.service = {};
+  o.counterSources = [] { return CounterSourcePtr(); };
+  testing::InProcessDaemon daemon(o);  // stops serving however the test ends
+  daemon.topology().pushFailure("no fabric");
   RestOptions ro;
   ro.tlsCert = cert.string();
   ro.tlsKey = key.string();
-  PlacementService placement(service);
-  RestServer server(DaemonServices{service, placement}, ro);
-  const int port = server.bind("127.0.0.1", 0);
+  const int port = daemon.serve(ro);
   ASSERT_GT(port, 0);
-  std::thread http([&] { server.run(); });
   httplib::SSLClient c("127.0.0.1", port);
   c.enable_server_certificate_verification(false);
   c.set_read_timeout(10, 0);
@@ -278,13 +251,12 @@ TEST(ApiTls, ServesHttpsWithAGeneratedCertificate) {
   plain.set_read_timeout(3, 0);
   auto res3 = plain.Get("/api/v1/health/live");
   EXPECT_TRUE(!res3 || res3->status != 200);
-  server.stop();
-  http.join();
+  daemon.stopServing();
 
   RestOptions bad;
   bad.tlsCert = (dir / "missing.crt").string();
   bad.tlsKey = key.string();
-  EXPECT_THROW(RestServer(DaemonServices{service, placement}, bad), std::runtime_error);
+  EXPECT_THROW(RestServer(daemon.services(), bad), std::runtime_error);
 #endif
 }
 

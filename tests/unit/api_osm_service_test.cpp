@@ -9,7 +9,9 @@
 
 #include "api/daemon/osm_wiring.h"
 #include "api/service/fabric_service.h"
-#include "api/service/fake_sources.h"
+#include "tests/fakes/fake_sources.h"
+#include "tests/support/fabrics.h"
+#include "tests/support/in_process_daemon.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -20,33 +22,9 @@ using telemetry::EventType;
 using testing::waitFor;
 
 const LinkRate k4xHdr{LinkWidth::k4x, LinkSpeed::kHdr};
-const Guid kCa{0x100001}, kLeaf{0x200001}, kSpine{0x200002};
-const Lid kLeafLid{1}, kSpineLid{2};
-
-Port port(int num, Guid guid, std::uint16_t lid) {
-  Port p;
-  p.num = PortNum{static_cast<std::uint8_t>(num)};
-  p.guid = guid;
-  p.lid = Lid{lid};
-  p.state = PortState::kActive;
-  p.physState = PhysPortState::kLinkUp;
-  if (num != 0 || guid == Guid{kCa.value() + 1}) p.activeRate = k4xHdr;
-  return p;
-}
-
-/// host[1] -- leaf[1]; leaf[2] -- spine[1]. LIDs: leaf 1, spine 2, host 3.
-TopologyPtr fabric() {
-  TopologyBuilder b;
-  b.addNode({NodeType::kCa, kCa, kCa, "host1 mlx5_0", 0, 0, 0, 1});
-  b.addNode({NodeType::kSwitch, kLeaf, kLeaf, "leaf", 0, 0, 0, 2});
-  b.addNode({NodeType::kSwitch, kSpine, kSpine, "spine", 0, 0, 0, 1});
-  b.addPort(kCa, port(1, Guid{kCa.value() + 1}, 3));
-  for (int p = 0; p <= 2; ++p) b.addPort(kLeaf, port(p, kLeaf, 1));
-  for (int p = 0; p <= 1; ++p) b.addPort(kSpine, port(p, kSpine, 2));
-  b.connect(kCa, PortNum{1}, kLeaf, PortNum{1});
-  b.connect(kLeaf, PortNum{2}, kSpine, PortNum{1});
-  return b.build();
-}
+// host[1] -- leaf[1]; leaf[2] -- spine[1]. LIDs: leaf 1, spine 2, host 3.
+constexpr Guid kCa = testing::kHlsCa, kLeaf = testing::kHlsLeaf, kSpine = testing::kHlsSpine;
+constexpr Lid kLeafLid = testing::kHlsLeafLid, kSpineLid = testing::kHlsSpineLid;
 
 /// PortInfo answers by (LID, port), scripted by the test.
 struct ProbeScript {
@@ -88,28 +66,25 @@ class ProbingSource final : public CounterSource {
 };
 
 struct Harness {
-  ScriptedTopologySource* topo = nullptr;
   std::shared_ptr<ProbeScript> script = std::make_shared<ProbeScript>();
-  std::unique_ptr<FabricService> service;
-  Harness() {
-    auto source = std::make_unique<ScriptedTopologySource>();
-    topo = source.get();
-    topo->push(fabric());
-    FabricServiceOptions o;
-    o.crawlInterval = 1h;  // only the first crawl and the ones asked for
-    o.sweepInterval = 1h;
-    auto control = std::make_shared<FakeCounterControl>();
-    service = std::make_unique<FabricService>(
-        std::move(source),
-        [control, s = script]() -> CounterSourcePtr {
-          return std::make_unique<ProbingSource>(control, s);
-        },
-        o);
+  testing::InProcessDaemon daemon;
+  ScriptedTopologySource* topo = &daemon.topology();
+  FabricService* service = &daemon.service();
+  Harness() : daemon(daemonOptions(script)) {
+    topo->push(testing::hostLeafSpine());
     // Everything answers Active until told otherwise.
     for (int p = 1; p <= 2; ++p)
       script->set(kLeafLid, p, PortState::kActive, PhysPortState::kLinkUp);
     script->set(kSpineLid, 1, PortState::kActive, PhysPortState::kLinkUp);
     service->start();
+  }
+  static testing::InProcessDaemon::Options daemonOptions(std::shared_ptr<ProbeScript> script) {
+    testing::InProcessDaemon::Options o;
+    o.service.sweepInterval = 1h;  // crawls and sweeps: only the first ones and those asked for
+    o.counterSources = [control = o.counters, script]() -> CounterSourcePtr {
+      return std::make_unique<ProbingSource>(control, script);
+    };
+    return o;
   }
   std::vector<telemetry::Event> events(EventType type) {
     telemetry::EventQuery q;

@@ -12,12 +12,8 @@
 #include <thread>
 
 #include "api/http/rest_server.h"
-#include "api/service/fake_sources.h"
-#include "discovery/net_topology.h"
-#include "discovery/netfile.h"
-#include "discovery/topogen.h"
-#include "routing/synthetic_tables.h"
-#include "tests/support/sim_fixture.h"
+#include "tests/fakes/fake_sources.h"
+#include "tests/support/fabrics.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -137,14 +133,7 @@ class ApiPlacementHttp : public ::testing::Test {
  protected:
   void SetUp() override {
     auto source = std::make_unique<ScriptedTopologySource>();
-    TopoOptions t;
-    t.leaves = 2;
-    t.spines = 2;
-    t.hostsPerLeaf = 2;
-    NetFabric net = generateTopology("two-level", t).fabric;
-    routing::assignSequentialLids(net);
-    net.reindex();
-    source->push(topologyFromNetFabric(net, "memory"));
+    source->push(testing::routableTopology(testing::twoLevel(2, 2, 2)));
     FabricServiceOptions o;
     o.crawlInterval = 1h;
     o.sweepInterval = 30ms;

@@ -14,9 +14,8 @@
 #include <thread>
 
 #include "api/daemon/service_config.h"
-#include "api/service/fake_sources.h"
-#include "discovery/net_topology.h"
-#include "discovery/topogen.h"
+#include "tests/fakes/fake_sources.h"
+#include "tests/support/fabrics.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -29,11 +28,7 @@ using nlohmann::json;
 class ApiPool : public ::testing::Test {
  protected:
   void SetUp() override {
-    TopoOptions o;
-    o.leaves = 2;
-    o.spines = 2;
-    o.hostsPerLeaf = 2;
-    topology_ = topologyFromNetFabric(generateTopology("two-level", o).fabric);
+    topology_ = testing::netfileTopology(testing::twoLevel(2, 2, 2));
     auto source = std::make_unique<ScriptedTopologySource>();
     source->push(topology_);
     FabricServiceOptions so;

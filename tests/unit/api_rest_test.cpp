@@ -8,10 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "api/service/fake_sources.h"
-#include "discovery/net_topology.h"
-#include "discovery/netfile.h"
-#include "tests/support/sim_fixture.h"
+#include "tests/support/fabrics.h"
+#include "tests/support/in_process_daemon.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -23,42 +21,15 @@ using nlohmann::json;
 class ApiRest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto source = std::make_unique<ScriptedTopologySource>();
-    topo_ = source.get();
-    topo_->push(topologyFromNetFabric(parseNetText(testing::fatTreeText("", 2, 2, 2), "ft")));
-    FabricServiceOptions o;
-    o.crawlInterval = 1h;
-    o.sweepInterval = 30ms;
-    auto control = std::make_shared<FakeCounterControl>();
-    service_ = std::make_unique<FabricService>(
-        std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
+    daemon_.topology().push(testing::fatTreeTopology("", 2, 2, 2));
     RestOptions ro;
     ro.token = "t0ken";
-    placement_ = std::make_unique<PlacementService>(*service_);
-    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_}, ro);
-    port_ = server_->bind("127.0.0.1", 0);
-    ASSERT_GT(port_, 0);
-    http_ = std::thread([this] { server_->run(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
-    client_->set_read_timeout(20, 0);
+    ASSERT_GT(daemon_.serve(ro), 0);
   }
-  void TearDown() override {
-    server_->stop();
-    if (http_.joinable()) http_.join();
-    service_->stop();
-  }
-  void startAndWaitReady() {
-    service_->start();
-    ASSERT_TRUE(testing::waitFor(
-        [&] {
-          auto s = service_->state();
-          return s->ready() && s->sweep.runs >= 2;
-        },
-        10s));
-  }
+  void startAndWaitReady() { ASSERT_TRUE(daemon_.startAndWaitReady()); }
   /// GET; checks the status and, for errors, the error shape.
   json get(const std::string& path, int status) {
-    auto res = client_->Get(path.c_str());
+    auto res = daemon_.client().Get(path.c_str());
     EXPECT_TRUE(res) << path;
     if (!res) return {};
     EXPECT_EQ(res->status, status) << path << ": " << res->body;
@@ -71,17 +42,11 @@ class ApiRest : public ::testing::Test {
     return j;
   }
 
-  ScriptedTopologySource* topo_ = nullptr;
-  std::unique_ptr<FabricService> service_;
-  std::unique_ptr<PlacementService> placement_;
-  std::unique_ptr<RestServer> server_;
-  std::thread http_;
-  int port_ = 0;
-  std::unique_ptr<httplib::Client> client_;
+  testing::InProcessDaemon daemon_;
 };
 
 TEST_F(ApiRest, NotReadyBeforeTheFirstCrawl) {
-  auto res = client_->Get("/api/v1/health");
+  auto res = daemon_.client().Get("/api/v1/health");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 503);  // alive, not ready: the health document, not an error
   auto h = json::parse(res->body);
@@ -104,11 +69,11 @@ TEST_F(ApiRest, HealthAndTopology) {
   EXPECT_EQ(t["links"], 8);
   auto full = get("/api/v1/topology/full", 200);
   EXPECT_EQ(full["schema"], "ibfabric.topology/1");
-  auto ibn = client_->Get("/api/v1/topology/ibnetdiscover");
+  auto ibn = daemon_.client().Get("/api/v1/topology/ibnetdiscover");
   ASSERT_TRUE(ibn);
   EXPECT_EQ(ibn->status, 200);
   EXPECT_NE(ibn->body.find("Switch"), std::string::npos);
-  auto dot = client_->Get("/api/v1/topology/dot");
+  auto dot = daemon_.client().Get("/api/v1/topology/dot");
   ASSERT_TRUE(dot);
   EXPECT_EQ(dot->body.rfind("graph fabric", 0), 0u);
 }
@@ -119,7 +84,7 @@ TEST_F(ApiRest, NodesSwitchesHosts) {
   EXPECT_EQ(get("/api/v1/switches?level=leaf", 200)["switches"].size(), 2u);
   EXPECT_EQ(get("/api/v1/switches?level=spine", 200)["switches"].size(), 2u);
   get("/api/v1/switches?level=roof", 400);
-  auto s = service_->state();
+  auto s = daemon_.service().state();
   const Node& leaf = s->topology->node(s->topology->nodesAtLevel(1).front());
   auto n = get("/api/v1/nodes/" + toString(leaf.guid), 200);
   EXPECT_EQ(n["description"], leaf.description);
@@ -166,7 +131,7 @@ TEST_F(ApiRest, LinksWithFiltersAndPorts) {
 
 TEST_F(ApiRest, EventsAndLongPoll) {
   startAndWaitReady();
-  auto& log = service_->events();
+  auto& log = daemon_.service().events();
   log.append(telemetry::EventType::kLinkDown, {Guid{0x100000}, "h", PortNum{1}}, std::nullopt,
              "first");
   auto e = get("/api/v1/events", 200);
@@ -179,7 +144,7 @@ TEST_F(ApiRest, EventsAndLongPoll) {
   get("/api/v1/events?wait=-1", 400);
   EXPECT_EQ(get("/api/v1/events?type=link_up", 200)["events"].size(), 0u);
 
-  std::thread later([&] {
+  std::jthread later([&] {
     std::this_thread::sleep_for(200ms);
     log.append(telemetry::EventType::kLinkUp, {Guid{0x100000}, "h", PortNum{1}}, std::nullopt,
                "second");
@@ -199,19 +164,19 @@ TEST_F(ApiRest, EventsAndLongPoll) {
 TEST_F(ApiRest, DiscoverNeedsTheToken) {
   startAndWaitReady();
   auto post = [&](const httplib::Headers& headers) {
-    auto res = client_->Post("/api/v1/discover", headers, "", "application/json");
+    auto res = daemon_.client().Post("/api/v1/discover", headers, "", "application/json");
     EXPECT_TRUE(res);
     return res ? res->status : -1;
   };
   EXPECT_EQ(post({}), 401);
   EXPECT_EQ(post({{"Authorization", "Bearer wrong"}}), 403);
-  const int before = topo_->calls();
+  const int before = daemon_.topology().calls();
   EXPECT_EQ(post({{"Authorization", "Bearer t0ken"}}), 202);
-  EXPECT_TRUE(testing::waitFor([&] { return topo_->calls() > before; }, 5s));
-  server_->setToken("");
+  EXPECT_TRUE(testing::waitFor([&] { return daemon_.topology().calls() > before; }, 5s));
+  daemon_.server().setToken("");
   EXPECT_EQ(post({{"Authorization", "Bearer t0ken"}}), 403);
   // Bodies are limited.
-  auto big = client_->Post("/api/v1/discover", std::string(200 * 1024, 'x'), "text/plain");
+  auto big = daemon_.client().Post("/api/v1/discover", std::string(200 * 1024, 'x'), "text/plain");
   ASSERT_TRUE(big);
   EXPECT_EQ(big->status, 413);
   EXPECT_NE(big->body.find("\"code\":413"), std::string::npos) << big->body;
@@ -219,7 +184,7 @@ TEST_F(ApiRest, DiscoverNeedsTheToken) {
 
 TEST_F(ApiRest, MetricsAndOpenApi) {
   startAndWaitReady();
-  auto m = client_->Get("/metrics");
+  auto m = daemon_.client().Get("/metrics");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->status, 200);
   for (const char* name :

@@ -10,13 +10,10 @@
 #include "api/http/rest_server.h"
 #include "api/http/routing_endpoints.h"
 #include "api/metrics/metrics.h"
-#include "api/service/fake_sources.h"
 #include "api/service/routing_state.h"
-#include "discovery/net_topology.h"
-#include "discovery/netfile.h"
-#include "discovery/topogen.h"
 #include "routing/synthetic_tables.h"
-#include "tests/support/sim_fixture.h"
+#include "tests/support/fabrics.h"
+#include "tests/support/in_process_daemon.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -27,52 +24,19 @@ using nlohmann::json;
 
 // 2 spines, 3 leaves, 2 hosts per leaf (dgx0001..dgx0006, "dgx0001 mlx5_0"), LIDs 1.. in file
 // order.
-TopologyPtr fabric() {
-  TopoOptions o;
-  o.leaves = 3;
-  o.spines = 2;
-  o.hostsPerLeaf = 2;
-  NetFabric f = generateTopology("two-level", o).fabric;
-  routing::assignSequentialLids(f);
-  f.reindex();
-  return topologyFromNetFabric(f);
-}
+TopologyPtr fabric() { return testing::routableTopology(testing::twoLevel(3, 2, 2)); }
 
 class ApiRouting : public ::testing::Test {
  protected:
   void start(bool serveTables) {
-    auto source = std::make_unique<ScriptedTopologySource>();
-    source->push(fabric());
-    FabricServiceOptions o;
-    o.crawlInterval = 1h;
-    o.sweepInterval = 30ms;
-    control_ = std::make_shared<FakeCounterControl>();
-    control_->serveTables = serveTables;
-    auto control = control_;
-    service_ = std::make_unique<FabricService>(
-        std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
-    placement_ = std::make_unique<PlacementService>(*service_);
-    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_}, RestOptions{});
-    port_ = server_->bind("127.0.0.1", 0);
-    ASSERT_GT(port_, 0);
-    http_ = std::thread([this] { server_->run(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
-    client_->set_read_timeout(20, 0);
-    service_->start();
-    ASSERT_TRUE(testing::waitFor(
-        [&] {
-          auto s = service_->state();
-          return s->ready() && s->sweep.runs >= 2 && (!serveTables || s->routeAnalysis);
-        },
-        10s));
-  }
-  void TearDown() override {
-    if (server_) server_->stop();
-    if (http_.joinable()) http_.join();
-    if (service_) service_->stop();
+    daemon_.topology().push(fabric());
+    daemon_.counters()->serveTables = serveTables;
+    ASSERT_GT(daemon_.serve(), 0);
+    ASSERT_TRUE(daemon_.startAndWaitReady(
+        2, [&](const ServiceState& s) { return !serveTables || s.routeAnalysis; }));
   }
   json get(const std::string& path, int status) {
-    auto res = client_->Get(path.c_str());
+    auto res = daemon_.client().Get(path.c_str());
     EXPECT_TRUE(res) << path;
     if (!res) return {};
     EXPECT_EQ(res->status, status) << path << ": " << res->body;
@@ -84,27 +48,21 @@ class ApiRouting : public ::testing::Test {
     return j;
   }
 
-  std::shared_ptr<FakeCounterControl> control_;
-  std::unique_ptr<FabricService> service_;
-  std::unique_ptr<PlacementService> placement_;
-  std::unique_ptr<RestServer> server_;
-  std::thread http_;
-  int port_ = 0;
-  std::unique_ptr<httplib::Client> client_;
+  testing::InProcessDaemon daemon_;
 };
 
 TEST_F(ApiRouting, PublishesTablesOnceAndServesRoutes) {
   start(true);
-  auto s = service_->state();
+  auto s = daemon_.service().state();
   ASSERT_TRUE(s->forwarding);
   EXPECT_EQ(s->forwarding->source(), "memory");
   EXPECT_EQ(s->routeAnalysis->validation.pairsChecked, 6u * 5u);
   EXPECT_EQ(s->routeAnalysis->validation.pairsOk, 6u * 5u);
   EXPECT_EQ(s->routes.lastError, "");
   // Later sweeps keep the same tables (no new topology): computed once.
-  ASSERT_TRUE(testing::waitFor([&] { return service_->state()->routes.runs >= 3; }, 10s));
-  EXPECT_EQ(control_->tableReads, 1);
-  EXPECT_EQ(service_->state()->forwarding, s->forwarding);
+  ASSERT_TRUE(testing::waitFor([&] { return daemon_.service().state()->routes.runs >= 3; }, 10s));
+  EXPECT_EQ(daemon_.counters()->tableReads, 1);
+  EXPECT_EQ(daemon_.service().state()->forwarding, s->forwarding);
 
   // By host name (one HCA each): leaf-01 -> spine -> leaf-03.
   auto r = get("/api/v1/routes?src=dgx0001&dst=dgx0006", 200);
@@ -169,7 +127,7 @@ TEST_F(ApiRouting, PublishesTablesOnceAndServesRoutes) {
   auto h = get("/api/v1/health", 200);
   EXPECT_GE(h["routes"]["runs"].get<int>(), 1);
 
-  auto m = client_->Get("/metrics");
+  auto m = daemon_.client().Get("/metrics");
   ASSERT_TRUE(m);
   EXPECT_NE(m->body.find("ibfabric_collector_success{collector=\"routes\"} 1"), std::string::npos);
   EXPECT_NE(m->body.find("ibfabric_route_problems{kind=\"black_hole\"} 0"), std::string::npos);
@@ -183,7 +141,7 @@ TEST_F(ApiRouting, WithoutTablesEndpointsSay503AndNoRouteMetrics) {
   EXPECT_NE(e["error"]["message"].get<std::string>().find("forwarding tables"), std::string::npos);
   get("/api/v1/routes?src=dgx0001&dst=dgx0006", 503);
   get("/api/v1/routing/balance", 503);
-  auto m = client_->Get("/metrics");
+  auto m = daemon_.client().Get("/metrics");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->body.find("collector=\"routes\""), std::string::npos);
 }

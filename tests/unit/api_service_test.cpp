@@ -5,10 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "api/service/fake_sources.h"
-#include "discovery/net_topology.h"
-#include "discovery/netfile.h"
-#include "tests/support/sim_fixture.h"
+#include "tests/fakes/fake_sources.h"
+#include "tests/support/fabrics.h"
+#include "tests/support/in_process_daemon.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -17,33 +16,33 @@ namespace {
 using namespace std::chrono_literals;
 using testing::waitFor;
 
-TopologyPtr fatTree(int hostsPerLeaf) {
-  return topologyFromNetFabric(
-      parseNetText(testing::fatTreeText("", 2, 2, hostsPerLeaf), "fat tree"));
-}
+TopologyPtr fatTree(int hostsPerLeaf) { return testing::fatTreeTopology("", 2, 2, hostsPerLeaf); }
 
+/// The service on the fakes, not served, with a counter-source factory that can be made to fail.
 struct Harness {
-  ScriptedTopologySource* topo = nullptr;
-  std::shared_ptr<FakeCounterControl> counters = std::make_shared<FakeCounterControl>();
   std::atomic<bool> factoryFails{false};
-  std::unique_ptr<FabricService> service;
+  testing::InProcessDaemon daemon;
+  ScriptedTopologySource* topo = &daemon.topology();
+  std::shared_ptr<FakeCounterControl> counters = daemon.counters();
+  FabricService* service = &daemon.service();
 
-  explicit Harness(FabricServiceOptions options = fastOptions()) {
-    auto source = std::make_unique<ScriptedTopologySource>();
-    topo = source.get();
-    service = std::make_unique<FabricService>(
-        std::move(source),
-        [this]() -> CounterSourcePtr {
-          if (factoryFails) throw SweepError("umad: no device");
-          return std::make_unique<FakeCounterSource>(counters);
-        },
-        options);
-  }
+  explicit Harness(FabricServiceOptions options = fastOptions())
+      : daemon(daemonOptions(options, factoryFails)) {}
   static FabricServiceOptions fastOptions() {
     FabricServiceOptions o;
     o.crawlInterval = 50ms;
     o.sweepInterval = 20ms;
     o.retryBase = 10ms;
+    return o;
+  }
+  static testing::InProcessDaemon::Options daemonOptions(FabricServiceOptions service,
+                                                         std::atomic<bool>& fails) {
+    testing::InProcessDaemon::Options o;
+    o.service = service;
+    o.counterSources = [&fails, control = o.counters]() -> CounterSourcePtr {
+      if (fails) throw SweepError("umad: no device");
+      return std::make_unique<FakeCounterSource>(control);
+    };
     return o;
   }
 };

@@ -9,9 +9,8 @@
 #include <atomic>
 
 #include "api/service/fabric_service.h"
-#include "api/service/fake_sources.h"
-#include "discovery/netfile.h"
-#include "tests/support/sim_fixture.h"
+#include "tests/support/fabrics.h"
+#include "tests/support/in_process_daemon.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -81,24 +80,19 @@ class ScriptedSource final : public CounterSource {
 class SweepRecovery : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto source = std::make_unique<ScriptedTopologySource>();
-    source->push(topologyAsCrawled(parseNetText(testing::fatTreeText("", 2, 2, 2), "ft")));
-    FabricServiceOptions o;
-    o.crawlInterval = 1h;
-    o.sweepInterval = 30ms;
-    o.retryBase = 5ms;
-    auto c = control_;
-    service_ = std::make_unique<FabricService>(
-        std::move(source),
-        [c] {
-          ++c->created;
-          return std::make_unique<ScriptedSource>(c);
-        },
-        o);
+    testing::InProcessDaemon::Options o;
+    o.service.sweepInterval = 30ms;
+    o.service.retryBase = 5ms;
+    o.counterSources = [c = control_] {
+      ++c->created;
+      return std::make_unique<ScriptedSource>(c);
+    };
+    daemon_ = std::make_unique<testing::InProcessDaemon>(o);
+    daemon_->topology().push(testing::crawledFatTreeTopology("", 2, 2, 2));
+    service_ = &daemon_->service();
     service_->start();
     ASSERT_TRUE(testing::waitFor([&] { return service_->state()->sweep.runs >= 2; }, 10s));
   }
-  void TearDown() override { service_->stop(); }
   /// Waits until `n` more sweep attempts (successes or failures) have been made.
   void waitAttempts(int n) {
     const auto s = service_->state();
@@ -112,7 +106,8 @@ class SweepRecovery : public ::testing::Test {
   }
 
   std::shared_ptr<Control> control_ = std::make_shared<Control>();
-  std::unique_ptr<FabricService> service_;
+  std::unique_ptr<testing::InProcessDaemon> daemon_;
+  FabricService* service_ = nullptr;
 };
 
 TEST_F(SweepRecovery, ASweepWithoutAnyAnswerFailsAndTheSourceIsRecreated) {

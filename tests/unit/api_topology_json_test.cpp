@@ -6,10 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "discovery/formats.h"
-#include "discovery/net_topology.h"
-#include "discovery/netfile.h"
 #include "discovery/node_name_map.h"
-#include "tests/support/sim_fixture.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric {
 namespace {
@@ -20,8 +18,7 @@ nlohmann::json withoutBuildTime(nlohmann::json j) {
 }
 
 TEST(ApiTopologyJson, RoundTripsAFatTree) {
-  auto t = topologyFromNetFabric(parseNetText(testing::fatTreeText("", 2, 4, 3), "fat tree"),
-                                 "netfile fat tree");
+  auto t = testing::fatTreeTopology("", 2, 4, 3, "netfile fat tree");
   auto j = toJson(*t);
   auto back = topologyFromJson(j);
   EXPECT_EQ(withoutBuildTime(toJson(*back)), withoutBuildTime(j));
@@ -67,7 +64,7 @@ TEST(ApiTopologyJson, RejectsBadDocuments) {
   EXPECT_THROW(topologyFromJsonText("[]"), TopologyJsonError);
   EXPECT_THROW(topologyFromJsonText(R"({"schema": "other/1", "nodes": [], "links": []})"),
                TopologyJsonError);
-  auto t = topologyFromNetFabric(parseNetText(testing::fatTreeText("", 1, 1, 1), "x"));
+  auto t = testing::fatTreeTopology("", 1, 1, 1);
   auto j = toJson(*t);
   j["nodes"][0]["guid"] = "nope";
   EXPECT_THROW(topologyFromJson(j), TopologyJsonError);

@@ -11,8 +11,8 @@
 
 #include "discovery/net_topology.h"
 #include "telemetry/event_log.h"
-#include "telemetry/fake_clock.h"
-#include "telemetry/fake_mad_transport.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_mad_transport.h"
 
 namespace ibfabric::telemetry {
 namespace {

@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string_view>
 #include <thread>
 
 #include "telemetry/counter_history.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric::telemetry {
 namespace {
@@ -43,7 +46,7 @@ TEST(EventLog, MonotonicIdsBoundedAndQueryable) {
 TEST(EventLog, WaitForNewer) {
   EventLog log;
   EXPECT_FALSE(log.waitForNewer(0, 10ms));
-  std::thread t([&] {
+  std::jthread t([&] {
     std::this_thread::sleep_for(20ms);
     log.append(EventType::kCounterReset, end(1), std::nullopt, "r");
   });
@@ -54,26 +57,23 @@ TEST(EventLog, WaitForNewer) {
 }
 
 TEST(EventLog, TypeNamesRoundTrip) {
-  for (int i = 0; i <= static_cast<int>(EventType::kPortGone); ++i) {
+  std::set<std::string_view> names;
+  for (std::size_t i = 0; i < kEventTypeCount; ++i) {
     auto t = static_cast<EventType>(i);
-    EXPECT_EQ(parseEventType(toString(t)), t);
+    EXPECT_FALSE(toString(t).empty()) << "event type " << i << " has no name";
+    EXPECT_EQ(parseEventType(toString(t)), t) << toString(t);
+    names.insert(toString(t));
   }
+  EXPECT_EQ(names.size(), kEventTypeCount) << "two event types share a name";
   EXPECT_FALSE(parseEventType("nope").has_value());
 }
 
+// sw[1] -- "h mlx5_0"[1], ports in `state` (LinkUp, no rate).
 TopologyPtr pair(bool linked, PortState state = PortState::kActive) {
-  TopologyBuilder b;
-  b.addNode({NodeType::kSwitch, Guid{0x200000}, Guid{0x200000}, "sw", 0, 0, 0, 2});
-  b.addNode({NodeType::kCa, Guid{0x100000}, Guid{0x100000}, "h mlx5_0", 0, 0, 0, 1});
-  for (Guid g : {Guid{0x200000}, Guid{0x100000}}) {
-    Port p;
-    p.num = PortNum{1};
-    p.state = state;
-    p.physState = PhysPortState::kLinkUp;
-    b.addPort(g, p);
-  }
-  if (linked) b.connect(Guid{0x200000}, PortNum{1}, Guid{0x100000}, PortNum{1});
-  return b.build();
+  Port p;
+  p.state = state;
+  p.physState = PhysPortState::kLinkUp;
+  return testing::switchCaPair(p, linked);
 }
 
 TEST(EventLog, LinkDownAndUpFromTopologyDeltas) {

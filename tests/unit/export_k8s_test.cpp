@@ -4,36 +4,17 @@
 // three-level fabric and a 9-SU superpod for the other tier shapes.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <sstream>
 
-#include "discovery/topogen.h"
-#include "discovery/topology_compare.h"
 #include "scheduler_hooks/export_k8s.h"
+#include "tests/support/fabrics.h"
+#include "tests/support/golden.h"
 
 namespace ibfabric::scheduler_hooks {
 namespace {
 
-TopologyPtr superpod(int sus) {
-  TopoOptions o;
-  o.sus = sus;
-  return topologyAsCrawled(generateTopology("superpod", o).fabric);
-}
-
-void expectGolden(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(IBFABRIC_TEST_DATA_DIR) + "/golden/" + name;
-  if (std::getenv("IBFABRIC_UPDATE_GOLDEN")) {
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_EQ(ss.str(), actual);
-}
+TopologyPtr superpod(int sus) { return testing::crawledTopology(testing::superpod(sus)); }
 
 const HyperNode* findHn(const std::vector<HyperNode>& hns, const std::string& name) {
   for (const auto& h : hns)
@@ -73,7 +54,7 @@ TEST(K8sLabels, SuperpodHostsGetLeafSuSpineGroupAndRailLabels) {
       EXPECT_EQ(exportName(v), v) << k << "=" << v;
     }
 
-  expectGolden("k8s-labels-superpod.txt", formatKubectlLabels(layout));
+  testing::expectGolden("golden/k8s-labels-superpod.txt", formatKubectlLabels(layout));
 
   auto j = labelsJson(layout);
   EXPECT_EQ(j["schema"], "ibfabric.k8s-labels/1");
@@ -174,14 +155,8 @@ TEST(Volcano, NineSusHaveOneSpineGroupEachAndARootOverTheUnits) {
 }
 
 TEST(Volcano, ThreeLevelLeavesGroupedByPod) {
-  TopoOptions o;
-  o.pods = 2;
-  o.leavesPerPod = 2;
-  o.spinesPerPod = 2;
-  o.cores = 2;
-  o.hostsPerLeaf = 2;
   ExportLayout layout =
-      buildExportLayout(topologyAsCrawled(generateTopology("three-level", o).fabric));
+      buildExportLayout(testing::crawledTopology(testing::threeLevel(2, 2, 2, 2, 2)));
   EXPECT_FALSE(layout.railOptimized);
   auto hns = volcanoHyperNodes(layout);
   ASSERT_EQ(hns.size(), 4u + 2u + 1u);

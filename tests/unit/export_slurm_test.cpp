@@ -5,8 +5,6 @@
 // Golden files live in tests/data/golden/; IBFABRIC_UPDATE_GOLDEN=1 rewrites them.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -14,68 +12,25 @@
 #include "discovery/topogen.h"
 #include "discovery/topology_compare.h"
 #include "scheduler_hooks/export_slurm.h"
+#include "tests/support/fabrics.h"
+#include "tests/support/golden.h"
+#include "tests/support/net_edits.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::scheduler_hooks {
 namespace {
 
-std::string goldenPath(const std::string& name) {
-  return std::string(IBFABRIC_TEST_DATA_DIR) + "/golden/" + name;
-}
-
-void expectGolden(const std::string& name, const std::string& actual) {
-  const std::string path = goldenPath(name);
-  if (std::getenv("IBFABRIC_UPDATE_GOLDEN")) {
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path << " (IBFABRIC_UPDATE_GOLDEN=1 writes it)";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_EQ(ss.str(), actual) << "golden " << name << " differs";
-}
-
-TopoOptions presetOptions(const std::string& preset) {
-  TopoOptions o;
-  if (preset == "two-level") {
-    o.leaves = 4;
-    o.spines = 2;
-    o.hostsPerLeaf = 4;
-  } else if (preset == "three-level") {
-    o.pods = 2;
-    o.leavesPerPod = 2;
-    o.spinesPerPod = 2;
-    o.cores = 2;
-    o.hostsPerLeaf = 2;
-  } else {
-    o.sus = 2;
-  }
-  return o;
+testing::FabricShape presetShape(const std::string& preset) {
+  if (preset == "two-level") return testing::twoLevel(4, 2, 4);
+  if (preset == "three-level") return testing::threeLevel(2, 2, 2, 2, 2);
+  return testing::superpod(2);
 }
 
 NetFabric presetFabric(const std::string& preset) {
-  return generateTopology(preset, presetOptions(preset)).fabric;
+  return testing::generate(presetShape(preset)).fabric;
 }
 
-/// Removes the cable on `id`[port] (both ends).
-void unlink(NetFabric& f, const std::string& id, int port) {
-  for (auto& n : f.nodes) {
-    if (n.id != id) continue;
-    for (auto it = n.ports.begin(); it != n.ports.end(); ++it) {
-      if (it->port.value() != port) continue;
-      const std::string rid = it->remoteId;
-      const int rport = it->remotePort.value();
-      n.ports.erase(it);
-      for (auto& r : f.nodes)
-        if (r.id == rid)
-          std::erase_if(r.ports, [&](const NetPort& p) { return p.port.value() == rport; });
-      f.reindex();
-      return;
-    }
-  }
-  FAIL() << "no port " << id << "[" << port << "]";
-}
+using testing::unlink;
 
 /// Every value of `key=` on the lines, expanded.
 std::set<std::string> names(const std::string& conf, const std::string& key) {
@@ -116,8 +71,8 @@ TEST_P(SlurmGolden, TreeAndBlockMatchTheGoldenFilesAndPassTheChecker) {
   EXPECT_EQ(names(tree, "Nodes"), all);
   EXPECT_EQ(names(block, "Nodes"), all);
 
-  expectGolden("slurm-tree-" + preset + ".conf", tree);
-  expectGolden("slurm-block-" + preset + ".conf", block);
+  testing::expectGolden("golden/slurm-tree-" + preset + ".conf", tree);
+  testing::expectGolden("golden/slurm-block-" + preset + ".conf", block);
 }
 
 std::string presetTestName(const ::testing::TestParamInfo<std::string>& p) {

@@ -6,9 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "discovery/topogen.h"
-#include "discovery/topology_compare.h"
 #include "scheduler_hooks/extender.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric::scheduler_hooks {
 namespace {
@@ -16,15 +15,7 @@ namespace {
 using nlohmann::json;
 
 /// Three-level: pod 1 = leaf-p1-01 (dgx0001-0002), leaf-p1-02 (dgx0003-0004); pod 2 = dgx0005-8.
-TopologyPtr threeLevel() {
-  TopoOptions o;
-  o.pods = 2;
-  o.leavesPerPod = 2;
-  o.spinesPerPod = 2;
-  o.cores = 2;
-  o.hostsPerLeaf = 2;
-  return topologyAsCrawled(generateTopology("three-level", o).fabric);
-}
+TopologyPtr threeLevel() { return testing::crawledTopology(testing::threeLevel(2, 2, 2, 2, 2)); }
 
 json pod(const json& annotations = json::object()) {
   // A v1.Pod as kube-scheduler marshals it (trimmed of fields the extender ignores).

@@ -4,35 +4,29 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/fabrics.h"
+
 namespace ibfabric::telemetry {
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr Guid kSw{0x200000};
-constexpr Guid kCa{0x100000};
+constexpr Guid kSw = testing::kPairSwitch;
+constexpr Guid kCa = testing::kPairCa;
 const PortKey kSwPort{kSw, PortNum{1}};
 const PortKey kCaPort{kCa, PortNum{1}};
 
+// sw[1] -- "h mlx5_0"[1], both ends enabling 1x|4x HDR and running `active` HDR.
 TopologyPtr pair(LinkWidth active = LinkWidth::k4x, PortState state = PortState::kActive) {
-  TopologyBuilder b;
-  b.addNode({NodeType::kSwitch, kSw, kSw, "sw", 0, 0, 0, 2});
-  b.addNode({NodeType::kCa, kCa, kCa, "h mlx5_0", 0, 0, 0, 1});
-  for (Guid g : {kSw, kCa}) {
-    Port p;
-    p.num = PortNum{1};
-    p.state = state;
-    p.physState = PhysPortState::kLinkUp;
-    p.widthEnabled =
-        static_cast<WidthMask>(LinkWidth::k4x) | static_cast<WidthMask>(LinkWidth::k1x);
-    p.widthSupported = p.widthEnabled;
-    p.speedEnabled = speedBit(LinkSpeed::kHdr);
-    p.speedSupported = p.speedEnabled;
-    p.activeRate = LinkRate{active, LinkSpeed::kHdr};
-    b.addPort(g, p);
-  }
-  b.connect(kSw, PortNum{1}, kCa, PortNum{1});
-  return b.build();
+  Port p;
+  p.state = state;
+  p.physState = PhysPortState::kLinkUp;
+  p.widthEnabled = static_cast<WidthMask>(LinkWidth::k4x) | static_cast<WidthMask>(LinkWidth::k1x);
+  p.widthSupported = p.widthEnabled;
+  p.speedEnabled = speedBit(LinkSpeed::kHdr);
+  p.speedSupported = p.speedEnabled;
+  p.activeRate = LinkRate{active, LinkSpeed::kHdr};
+  return testing::switchCaPair(p);
 }
 
 // Samples of one port every `step`, with LinkDowned and SymbolErrors as given per sample.

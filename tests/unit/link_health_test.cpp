@@ -2,8 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "discovery/net_topology.h"
-#include "discovery/topogen.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric {
 namespace {
@@ -61,11 +60,7 @@ const LinkRate k1xHdr{LinkWidth::k1x, LinkSpeed::kHdr};
 const LinkRate k4xEdr{LinkWidth::k4x, LinkSpeed::kEdr};
 
 TEST(LinkHealth, GeneratedFabricIsHealthy) {
-  TopoOptions o;
-  o.leaves = 2;
-  o.spines = 2;
-  o.hostsPerLeaf = 2;
-  auto topo = topologyFromNetFabric(generateTopology("two-level", o).fabric);
+  auto topo = testing::netfileTopology(testing::twoLevel(2, 2, 2));
   EXPECT_TRUE(checkLinkHealth(*topo).empty());
 }
 
@@ -184,12 +179,9 @@ namespace ibfabric {
 namespace {
 
 TopologyPtr twoLevel(std::vector<std::string> degrade) {
-  TopoOptions o;
-  o.leaves = 4;
-  o.spines = 2;
-  o.hostsPerLeaf = 4;
-  o.degrade = std::move(degrade);
-  return topologyFromNetFabric(generateTopology("two-level", o).fabric);
+  auto shape = testing::twoLevel(4, 2, 4);
+  shape.options.degrade = std::move(degrade);
+  return testing::netfileTopology(shape);
 }
 
 TEST(LinkHealthPeers, OneXCableAmongFourXPeersIsBelowPeers) {

@@ -3,19 +3,12 @@
 
 #include <gtest/gtest.h>
 
-#include "discovery/net_topology.h"
-#include "discovery/topogen.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric::routing {
 namespace {
 
-TopologyPtr smallFabric() {
-  TopoOptions o;
-  o.leaves = 2;
-  o.spines = 1;
-  o.hostsPerLeaf = 1;
-  return topologyFromNetFabric(generateTopology("two-level", o).fabric);
-}
+TopologyPtr smallFabric() { return testing::netfileTopology(testing::twoLevel(2, 1, 1)); }
 
 telemetry::PortKey keyOf(const Topology& t, PortRef r) {
   return telemetry::PortKey{t.node(r.node).guid, r.port};

@@ -6,10 +6,10 @@
 #include <map>
 #include <mutex>
 
-#include "telemetry/fake_clock.h"
-#include "telemetry/fake_mad_transport.h"
 #include "telemetry/mad_engine.h"
 #include "telemetry/pma_attributes.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_mad_transport.h"
 
 namespace ibfabric::mad {
 namespace {

@@ -9,11 +9,11 @@
 #include <random>
 #include <set>
 
-#include "discovery/net_topology.h"
 #include "discovery/topogen.h"
 #include "routing/link_load.h"
 #include "routing/placement_engine.h"
 #include "routing/synthetic_tables.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric::routing {
 namespace {
@@ -24,11 +24,8 @@ struct Fabric {
 };
 
 Fabric makeFabric(const std::string& preset, const TopoOptions& o) {
-  NetFabric net = generateTopology(preset, o).fabric;
-  assignSequentialLids(net);
-  net.reindex();
   Fabric f;
-  f.topo = topologyFromNetFabric(net, "memory");
+  f.topo = testing::routableTopology({preset, o});
   f.tables = computeShortestPathTables(f.topo);
   return f;
 }

@@ -5,11 +5,11 @@
 #include <random>
 #include <set>
 
-#include "discovery/net_topology.h"
 #include "discovery/topogen.h"
 #include "routing/link_load.h"
 #include "routing/placement_engine.h"
 #include "routing/synthetic_tables.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric::routing {
 namespace {
@@ -52,10 +52,7 @@ struct Fabric {
 
 Fabric makeFabric(const std::string& preset, const TopoOptions& o) {
   Fabric f;
-  NetFabric net = generateTopology(preset, o).fabric;
-  assignSequentialLids(net);
-  net.reindex();
-  f.topo = topologyFromNetFabric(net, "memory");
+  f.topo = testing::routableTopology({preset, o});
   f.tables = computeShortestPathTables(f.topo);
   f.load = std::make_shared<LinkLoadModel>(f.topo);
   f.index = std::make_shared<const PlacementIndex>(f.topo, f.tables);

@@ -16,6 +16,7 @@
 #include "discovery/topogen.h"
 #include "scheduler_hooks/pool_journal.h"
 #include "scheduler_hooks/pool_placer.h"
+#include "tests/support/fabrics.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::scheduler_hooks {
@@ -27,13 +28,7 @@ using namespace std::chrono_literals;
 using SysClock = std::chrono::system_clock;
 
 /// 16 hosts dgx0001..dgx0016, four per leaf (leaf-01..leaf-04), one HCA each.
-GeneratedTopology twoLevel() {
-  TopoOptions o;
-  o.leaves = 4;
-  o.spines = 2;
-  o.hostsPerLeaf = 4;
-  return generateTopology("two-level", o);
-}
+GeneratedTopology twoLevel() { return testing::generate(testing::twoLevel(4, 2, 4)); }
 
 PoolHost h100Host(const std::string& name, int gpus = 8) {
   return hostFromJson(

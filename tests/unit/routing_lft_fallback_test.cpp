@@ -14,16 +14,15 @@
 
 #include "api/http/lft_status.h"
 #include "api/service/routing_state.h"
-#include "discovery/net_topology.h"
-#include "discovery/topogen.h"
 #include "discovery/topology_edit.h"
 #include "routing/directed_paths.h"
 #include "routing/lft_reader.h"
 #include "routing/routes.h"
 #include "routing/synthetic_tables.h"
-#include "telemetry/fake_clock.h"
-#include "telemetry/fake_mad_transport.h"
 #include "telemetry/smp_attributes.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_mad_transport.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric::routing {
 namespace {
@@ -31,17 +30,6 @@ namespace {
 using namespace std::chrono_literals;
 using mad::FakeMadTransport;
 using Reply = FakeMadTransport::Reply;
-
-TopologyPtr fabric(int leaves, int hostsPerLeaf) {
-  TopoOptions o;
-  o.leaves = leaves;
-  o.spines = 2;
-  o.hostsPerLeaf = hostsPerLeaf;
-  NetFabric f = generateTopology("two-level", o).fabric;
-  assignSequentialLids(f);
-  f.reindex();
-  return topologyFromNetFabric(f, "memory");
-}
 
 const Node& firstAt(const Topology& t, int level) {
   for (const Node& n : t.nodes()) {
@@ -202,7 +190,7 @@ TEST(DirectedRouteSmp, EncodesPathHopCountAndPermissiveLidsThroughLibibmadFields
 }
 
 TEST(DirectedPaths, ShortestPathsOverUpCablesFromOurPort) {
-  auto topo = fabric(4, 3);
+  auto topo = testing::routableTopology(testing::twoLevel(4, 2, 3));
   const Guid local = localPortOf(*topo);
   const auto here = topo->findPort(local);
   ASSERT_TRUE(here);
@@ -257,7 +245,7 @@ TEST(DirectedPaths, ShortestPathsOverUpCablesFromOurPort) {
 }
 
 TEST(LftFallback, SwitchLidRoutingCannotReachIsReadByDirectRoute) {
-  auto topo = fabric(4, 3);
+  auto topo = testing::routableTopology(testing::twoLevel(4, 2, 3));
   auto truth = computeShortestPathTables(topo);
   Harness h(*truth, true);
   const Node& spine = firstAt(*topo, 2);
@@ -294,7 +282,7 @@ TEST(LftFallback, SwitchLidRoutingCannotReachIsReadByDirectRoute) {
 }
 
 TEST(LftFallback, WithoutOurPortOrForAMadErrorThereIsNoDirectRoute) {
-  auto topo = fabric(4, 3);
+  auto topo = testing::routableTopology(testing::twoLevel(4, 2, 3));
   auto truth = computeShortestPathTables(topo);
   const Node& spine = firstAt(*topo, 2);
   const Node& leaf = firstAt(*topo, 1);
@@ -323,7 +311,8 @@ TEST(LftFallback, WithoutOurPortOrForAMadErrorThereIsNoDirectRoute) {
 }
 
 TEST(LftFallback, RefreshKeepsGoodTablesAndRereadsOnlyTheFailedSwitchAfterItsBackoff) {
-  auto topo = fabric(4, 3);  // 6 switches, one LFT block each
+  auto topo =
+      testing::routableTopology(testing::twoLevel(4, 2, 3));  // 6 switches, one LFT block each
   auto truth = computeShortestPathTables(topo);
   Harness h(*truth, true);
   const Node& leaf = firstAt(*topo, 1);
@@ -395,13 +384,13 @@ TEST(LftFallback, RefreshKeepsGoodTablesAndRereadsOnlyTheFailedSwitchAfterItsBac
 }
 
 TEST(LftFallback, OnlyAShapeChangeOrAnAgeForcesAFullRead) {
-  auto topo = fabric(4, 3);
+  auto topo = testing::routableTopology(testing::twoLevel(4, 2, 3));
   auto truth = computeShortestPathTables(topo);
   Harness h(*truth, true);
   LftRefreshStats st;
   auto first = h.reader->refresh(topo, nullptr, &st);
   // A new snapshot of the same fabric: probe only, the tables are carried over.
-  auto same = fabric(4, 3);
+  auto same = testing::routableTopology(testing::twoLevel(4, 2, 3));
   auto t2 = h.reader->refresh(same, first, &st);
   EXPECT_FALSE(st.fullRead);
   EXPECT_EQ(st.reason, "unchanged");
@@ -429,7 +418,7 @@ TEST(LftFallback, OnlyAShapeChangeOrAnAgeForcesAFullRead) {
 }
 
 TEST(LftFallback, StatusJsonAndMetricsNameStaleAndDirectRouteSwitches) {
-  auto topo = fabric(4, 3);
+  auto topo = testing::routableTopology(testing::twoLevel(4, 2, 3));
   auto truth = computeShortestPathTables(topo);
   Harness h(*truth, true);
   const Node& spine = firstAt(*topo, 2);

@@ -9,13 +9,12 @@
 #include <mutex>
 #include <set>
 
-#include "discovery/net_topology.h"
-#include "discovery/topogen.h"
 #include "routing/routes.h"
 #include "routing/synthetic_tables.h"
-#include "telemetry/fake_clock.h"
-#include "telemetry/fake_mad_transport.h"
 #include "telemetry/smp_attributes.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_mad_transport.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric::routing {
 namespace {
@@ -23,17 +22,6 @@ namespace {
 using namespace std::chrono_literals;
 using mad::FakeMadTransport;
 using Reply = FakeMadTransport::Reply;
-
-TopologyPtr fabric(int leaves, int hostsPerLeaf) {
-  TopoOptions o;
-  o.leaves = leaves;
-  o.spines = 2;
-  o.hostsPerLeaf = hostsPerLeaf;
-  NetFabric f = generateTopology("two-level", o).fabric;
-  assignSequentialLids(f);
-  f.reindex();
-  return topologyFromNetFabric(f, "memory");
-}
 
 // Switches by LID answering from `tables` (editable while the engine runs).
 struct FakeSwitches {
@@ -104,7 +92,8 @@ struct Harness {
 };
 
 TEST(LftReader, ReadsEveryBlockOfEverySwitch) {
-  auto topo = fabric(8, 10);  // 80 CAs + 10 switches: LIDs up to 90, two blocks
+  auto topo = testing::routableTopology(
+      testing::twoLevel(8, 2, 10));  // 80 CAs + 10 switches: LIDs up to 90, two blocks
   auto truth = computeShortestPathTables(topo);
   Harness h(*truth);
   auto tables = h.reader->read(topo);
@@ -117,7 +106,7 @@ TEST(LftReader, ReadsEveryBlockOfEverySwitch) {
 }
 
 TEST(LftReader, DeadSwitchAndMadErrorAreFailuresNotCrashes) {
-  auto topo = fabric(4, 3);
+  auto topo = testing::routableTopology(testing::twoLevel(4, 2, 3));
   auto truth = computeShortestPathTables(topo);
   Harness h(*truth);
   const Node* spine = nullptr;
@@ -141,7 +130,7 @@ TEST(LftReader, DeadSwitchAndMadErrorAreFailuresNotCrashes) {
 }
 
 TEST(LftReader, RefreshProbesAndRereadsOnChange) {
-  auto topo = fabric(4, 3);
+  auto topo = testing::routableTopology(testing::twoLevel(4, 2, 3));
   auto truth = computeShortestPathTables(topo);
   Harness h(*truth);
   LftRefreshStats st;
@@ -170,7 +159,7 @@ TEST(LftReader, RefreshProbesAndRereadsOnChange) {
 
   // A new topology snapshot of the same shape: the tables carry over (a changed shape re-reads
   // everything: routing_lft_fallback_test.cpp).
-  auto topo2 = fabric(4, 3);
+  auto topo2 = testing::routableTopology(testing::twoLevel(4, 2, 3));
   auto carried = h.reader->refresh(topo2, changed, &st);
   EXPECT_FALSE(st.fullRead);
   EXPECT_EQ(st.reason, "unchanged");

@@ -4,21 +4,14 @@
 
 #include <gtest/gtest.h>
 
-#include "discovery/net_topology.h"
-#include "discovery/topogen.h"
 #include "routing/synthetic_tables.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric::routing {
 namespace {
 
-TopologyPtr superpod() {
-  TopoOptions o;
-  o.sus = 1;  // 32 hosts x 8 HCAs, rail-optimized
-  NetFabric f = generateTopology("superpod", o).fabric;
-  assignSequentialLids(f);
-  f.reindex();
-  return topologyFromNetFabric(f, "memory");
-}
+// 32 hosts x 8 HCAs, rail-optimized.
+TopologyPtr superpod() { return testing::routableTopology(testing::superpod(1)); }
 
 TEST(RouteQuery, ResolvesHostDescriptionGuidAndLid) {
   auto t = superpod();

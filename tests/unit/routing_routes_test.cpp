@@ -12,23 +12,15 @@
 #include "discovery/topogen.h"
 #include "routing/lft_reader.h"
 #include "routing/synthetic_tables.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric::routing {
 namespace {
 
 // Two-level fat tree: 4 leaves x 2 spines x 3 hosts per leaf (12 CAs), LIDs 1.. in file order.
-NetFabric smallNet() {
-  TopoOptions o;
-  o.leaves = 4;
-  o.spines = 2;
-  o.hostsPerLeaf = 3;
-  NetFabric f = generateTopology("two-level", o).fabric;
-  assignSequentialLids(f);
-  f.reindex();
-  return f;
-}
+NetFabric smallNet() { return testing::routableNet(testing::twoLevel(4, 2, 3)); }
 
-TopologyPtr smallFabric() { return topologyFromNetFabric(smallNet(), "memory"); }
+TopologyPtr smallFabric() { return testing::routableTopology(testing::twoLevel(4, 2, 3)); }
 
 // A mutable copy of the tables of `t` to edit.
 std::vector<std::optional<SwitchTable>> copyTables(const ForwardingTables& t) {
@@ -255,7 +247,13 @@ TEST(RoutingOpensmDump, RealDumpValidatesAndMatchesTheLeafEntries) {
   EXPECT_EQ(report.pairsChecked, 8u * 7u);
   EXPECT_EQ(report.pairsOk, report.pairsChecked);
   // ftree spreads the 6 remote CAs over the two up-ports.
-  for (const auto& b : routeBalance(*topo, *tables)) EXPECT_DOUBLE_EQ(b.imbalance, 1.0);
+  const auto balance = routeBalance(*topo, *tables);
+  ASSERT_EQ(balance.size(), 4u);  // every leaf, not none (imbalance defaults to 1.0)
+  for (const auto& b : balance) {
+    ASSERT_EQ(b.destinationsPerUpPort.size(), 2u);
+    EXPECT_EQ(b.destinationsPerUpPort[0].second + b.destinationsPerUpPort[1].second, 6u);
+    EXPECT_DOUBLE_EQ(b.imbalance, 1.0);
+  }
 }
 
 TEST(RoutingOpensmDump, BadInputIsAClearError) {

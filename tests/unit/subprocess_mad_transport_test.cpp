@@ -14,11 +14,11 @@
 #include <thread>
 
 #include "telemetry/clock.h"
-#include "telemetry/fake_mad_transport.h"
 #include "telemetry/mad_engine.h"
 #include "telemetry/mad_proxy.h"
 #include "telemetry/pma_attributes.h"
 #include "telemetry/subprocess_mad_transport.h"
+#include "tests/fakes/fake_mad_transport.h"
 
 namespace ibfabric::mad {
 namespace {

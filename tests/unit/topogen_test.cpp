@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 
+#include "tests/support/fabrics.h"
+
 namespace ibfabric {
 namespace {
 
@@ -309,11 +311,7 @@ struct BadOptions {
 };
 
 TopoOptions twoLevel(int leaves, int spines, int hosts) {
-  TopoOptions o;
-  o.leaves = leaves;
-  o.spines = spines;
-  o.hostsPerLeaf = hosts;
-  return o;
+  return testing::twoLevel(leaves, spines, hosts).options;
 }
 
 template <typename F>

@@ -9,6 +9,8 @@
 #include "discovery/net_topology.h"
 #include "discovery/node_name_map.h"
 #include "discovery/topogen.h"
+#include "tests/support/fabrics.h"
+#include "tests/support/net_edits.h"
 
 namespace ibfabric {
 namespace {
@@ -17,49 +19,14 @@ const LinkRate k4xHdr{LinkWidth::k4x, LinkSpeed::kHdr};
 const LinkRate k1xHdr{LinkWidth::k1x, LinkSpeed::kHdr};
 
 NetFabric twoLevel() {
-  TopoOptions o;
-  o.leaves = 2;
-  o.spines = 2;
-  o.hostsPerLeaf = 2;
   // Through text, so that nodes carry source lines like a file given to `topo compare`.
-  return parseNetText(formatNetFile(generateTopology("two-level", o).fabric), "plan.net");
+  return parseNetText(formatNetFile(testing::generate(testing::twoLevel(2, 2, 2)).fabric),
+                      "plan.net");
 }
 
-NetNode& nodeById(NetFabric& f, const std::string& id) {
-  auto it =
-      std::find_if(f.nodes.begin(), f.nodes.end(), [&](const NetNode& n) { return n.id == id; });
-  if (it == f.nodes.end()) throw std::runtime_error("no node " + id);
-  return *it;
-}
-
-void unlink(NetFabric& f, const std::string& id, int port) {
-  NetNode& n = nodeById(f, id);
-  auto it = std::find_if(n.ports.begin(), n.ports.end(),
-                         [&](const NetPort& p) { return p.port.value() == port; });
-  ASSERT_NE(it, n.ports.end());
-  NetNode& r = nodeById(f, it->remoteId);
-  PortNum rp = it->remotePort;
-  n.ports.erase(it);
-  std::erase_if(r.ports, [&](const NetPort& p) { return p.port == rp; });
-  f.reindex();
-}
-
-void link(NetFabric& f, const std::string& a, int pa, const std::string& b, int pb,
-          std::optional<LinkRate> rate = k4xHdr) {
-  NetPort x;
-  x.port = PortNum{static_cast<std::uint8_t>(pa)};
-  x.remoteId = b;
-  x.remotePort = PortNum{static_cast<std::uint8_t>(pb)};
-  x.rate = rate;
-  NetPort y;
-  y.port = x.remotePort;
-  y.remoteId = a;
-  y.remotePort = x.port;
-  y.rate = rate;
-  nodeById(f, a).ports.push_back(x);
-  nodeById(f, b).ports.push_back(y);
-  f.reindex();
-}
+using testing::link;
+using testing::nodeById;
+using testing::unlink;
 
 std::vector<CompareKind> kinds(const CompareResult& r) {
   std::vector<CompareKind> out;

@@ -10,6 +10,8 @@
 
 #include "discovery/net_topology.h"
 #include "discovery/topogen.h"
+#include "tests/support/fabrics.h"
+#include "tests/support/net_edits.h"
 
 namespace ibfabric {
 namespace {
@@ -17,51 +19,13 @@ namespace {
 const LinkRate k4xHdr{LinkWidth::k4x, LinkSpeed::kHdr};
 const LinkRate k1xHdr{LinkWidth::k1x, LinkSpeed::kHdr};
 
-NetFabric twoLevel() {
-  TopoOptions o;
-  o.leaves = 2;
-  o.spines = 2;
-  o.hostsPerLeaf = 2;
-  return generateTopology("two-level", o).fabric;
-}
+NetFabric twoLevel() { return testing::generate(testing::twoLevel(2, 2, 2)).fabric; }
 
-NetNode& nodeById(NetFabric& f, const std::string& id) {
-  auto it =
-      std::find_if(f.nodes.begin(), f.nodes.end(), [&](const NetNode& n) { return n.id == id; });
-  if (it == f.nodes.end()) throw std::runtime_error("no node " + id);
-  return *it;
-}
+using testing::link;
+using testing::nodeById;
+using testing::unlink;
 
 Guid guidOf(NetFabric& f, const std::string& id) { return *nodeById(f, id).guid; }
-
-void unlink(NetFabric& f, const std::string& id, int port) {
-  NetNode& n = nodeById(f, id);
-  auto it = std::find_if(n.ports.begin(), n.ports.end(),
-                         [&](const NetPort& p) { return p.port.value() == port; });
-  ASSERT_NE(it, n.ports.end());
-  NetNode& r = nodeById(f, it->remoteId);
-  PortNum rp = it->remotePort;
-  n.ports.erase(it);
-  std::erase_if(r.ports, [&](const NetPort& p) { return p.port == rp; });
-  f.reindex();
-}
-
-void link(NetFabric& f, const std::string& a, int pa, const std::string& b, int pb,
-          LinkRate rate = k4xHdr) {
-  NetPort x;
-  x.port = PortNum{static_cast<std::uint8_t>(pa)};
-  x.remoteId = b;
-  x.remotePort = PortNum{static_cast<std::uint8_t>(pb)};
-  x.rate = rate;
-  NetPort y;
-  y.port = x.remotePort;
-  y.remoteId = a;
-  y.remotePort = x.port;
-  y.rate = rate;
-  nodeById(f, a).ports.push_back(x);
-  nodeById(f, b).ports.push_back(y);
-  f.reindex();
-}
 
 void setRate(NetFabric& f, const std::string& id, int port, LinkRate rate) {
   NetNode& n = nodeById(f, id);
@@ -217,19 +181,11 @@ TEST(TopologyDelta, DescriptionAndLidChanges) {
 
 // Same two-node fabric, with the ports in a chosen state.
 TopologyPtr pair(PortState state, std::optional<LinkRate> rate) {
-  TopologyBuilder b;
-  b.addNode({NodeType::kSwitch, Guid{0x200000}, Guid{0x200000}, "sw", 0, 0, 0, 2});
-  b.addNode({NodeType::kCa, Guid{0x100000}, Guid{0x100000}, "host mlx5_0", 0, 0, 0, 1});
-  for (Guid g : {Guid{0x200000}, Guid{0x100000}}) {
-    Port p;
-    p.num = PortNum{1};
-    p.state = state;
-    p.physState = PhysPortState::kLinkUp;
-    p.activeRate = rate;
-    b.addPort(g, p);
-  }
-  b.connect(Guid{0x200000}, PortNum{1}, Guid{0x100000}, PortNum{1});
-  return b.build();
+  Port p;
+  p.state = state;
+  p.physState = PhysPortState::kLinkUp;
+  p.activeRate = rate;
+  return testing::switchCaPair(p, true, "host mlx5_0");
 }
 
 TEST(TopologyDelta, StateChange) {

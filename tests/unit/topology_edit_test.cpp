@@ -4,48 +4,20 @@
 
 #include <gtest/gtest.h>
 
-#include <memory>
-
-#include "discovery/node_name_map.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric {
 namespace {
 
 const LinkRate k4xHdr{LinkWidth::k4x, LinkSpeed::kHdr};
-const Guid kCa{0x100001}, kLeaf{0x200001}, kSpine{0x200002};
-
-Port activePort(int num, Guid guid, std::uint16_t lid) {
-  Port p;
-  p.num = PortNum{static_cast<std::uint8_t>(num)};
-  p.guid = guid;
-  p.lid = Lid{lid};
-  p.state = PortState::kActive;
-  p.physState = PhysPortState::kLinkUp;
-  p.activeRate = k4xHdr;
-  return p;
-}
+constexpr Guid kCa = testing::kHlsCa, kLeaf = testing::kHlsLeaf, kSpine = testing::kHlsSpine;
 
 /// host -- leaf[1]; leaf[2] -- spine[1]; leaf[3] unused; LIDs: leaf 1, spine 2, host 3.
 TopologyPtr smallFabric(bool withNameMap = false) {
-  TopologyBuilder b;
-  b.addNode({NodeType::kCa, kCa, kCa, "host1 mlx5_0", 0, 0, 0, 1});
-  b.addNode({NodeType::kSwitch, kLeaf, kLeaf, "leaf", 0, 0, 0, 3});
-  b.addNode({NodeType::kSwitch, kSpine, kSpine, "spine", 0, 0, 0, 1});
-  b.addPort(kCa, activePort(1, Guid{kCa.value() + 1}, 3));
-  for (int p = 0; p <= 3; ++p) b.addPort(kLeaf, activePort(p, kLeaf, 1));
-  Port idle = activePort(3, kLeaf, 1);
-  idle.state = PortState::kDown;
-  idle.physState = PhysPortState::kPolling;
-  idle.activeRate.reset();
-  b.addPort(kLeaf, idle);
-  for (int p = 0; p <= 1; ++p) b.addPort(kSpine, activePort(p, kSpine, 2));
-  b.connect(kCa, PortNum{1}, kLeaf, PortNum{1});
-  b.connect(kLeaf, PortNum{2}, kSpine, PortNum{1});
-  if (withNameMap) {
-    b.setNodeNameMap(std::make_shared<const NodeNameMap>(
-        NodeNameMap::parse("0x0000000000200001 \"MF0;leaf-01\"\n", "map")));
-  }
-  return b.build();
+  testing::HostLeafSpineOptions o;
+  o.spareLeafPort = true;
+  if (withNameMap) o.nodeNameMap = "0x0000000000200001 \"MF0;leaf-01\"\n";
+  return testing::hostLeafSpine(o);
 }
 
 TEST(TopologyEdit, RemovingACableGivesOneLinkRemovedAndKeepsTheRest) {

@@ -11,6 +11,7 @@
 #include "discovery/net_topology.h"
 #include "discovery/node_name_map.h"
 #include "discovery/topogen.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric {
 namespace {
@@ -258,10 +259,6 @@ TEST(FatTree, ParseHcaDescription) {
 
 // --- Generated fabrics ----------------------------------------------------------------------
 
-TopologyPtr generated(std::string_view preset, const TopoOptions& o) {
-  return topologyFromNetFabric(generateTopology(preset, o).fabric, std::string(preset));
-}
-
 std::set<std::string> descriptions(const Topology& t, const std::vector<NodeIndex>& v) {
   std::set<std::string> out;
   for (NodeIndex i : v) out.insert(t.node(i).description);
@@ -269,12 +266,9 @@ std::set<std::string> descriptions(const Topology& t, const std::vector<NodeInde
 }
 
 TEST(GeneratedTopology, TwoLevelNotRailOptimized) {
-  TopoOptions o;
-  o.leaves = 4;
-  o.spines = 2;
-  o.hostsPerLeaf = 4;
-  o.hcasPerHost = 2;
-  auto t = generated("two-level", o);
+  auto shape = testing::twoLevel(4, 2, 4);
+  shape.options.hcasPerHost = 2;
+  auto t = testing::netfileTopology(shape);
   EXPECT_EQ(t->switchCount(), 6u);
   EXPECT_EQ(t->caCount(), 32u);
   EXPECT_EQ(t->links().size(), 40u);
@@ -296,13 +290,7 @@ TEST(GeneratedTopology, TwoLevelNotRailOptimized) {
 }
 
 TEST(GeneratedTopology, ThreeLevelPods) {
-  TopoOptions o;
-  o.pods = 2;
-  o.leavesPerPod = 2;
-  o.spinesPerPod = 2;
-  o.cores = 2;
-  o.hostsPerLeaf = 2;
-  auto t = generated("three-level", o);
+  auto t = testing::netfileTopology(testing::threeLevel(2, 2, 2, 2, 2));
   EXPECT_EQ(t->maxLevel(), 3);
   EXPECT_EQ(t->nodesAtLevel(1).size(), 4u);
   EXPECT_EQ(t->nodesAtLevel(2).size(), 4u);
@@ -329,10 +317,7 @@ TEST(GeneratedTopology, ThreeLevelPods) {
 }
 
 TEST(GeneratedTopology, SuperpodRails) {
-  TopoOptions o;
-  o.sus = 2;
-  auto gen = generateTopology("superpod", o);
-  auto t = topologyFromNetFabric(gen.fabric);
+  auto t = testing::netfileTopology(testing::superpod(2));
   EXPECT_EQ(t->caCount(), 512u);
   EXPECT_EQ(t->hosts().size(), 64u);
   ASSERT_EQ(t->rails().size(), 8u);
@@ -349,9 +334,7 @@ TEST(GeneratedTopology, SuperpodRails) {
 }
 
 TEST(GeneratedTopology, MiswiredHcaKeepsTheLeafsRail) {
-  TopoOptions o;
-  o.sus = 1;
-  NetFabric f = generateTopology("superpod", o).fabric;
+  NetFabric f = testing::generate(testing::superpod(1)).fabric;
   // Swap the descriptions of dgx0001's mlx5_0 and mlx5_1: the leaves' rails come from the
   // majority of their cabled HCAs, so they stay; the two swapped HCAs take their leaf's rail.
   NetNode* a = nullptr;
@@ -372,11 +355,7 @@ TEST(GeneratedTopology, MiswiredHcaKeepsTheLeafsRail) {
 }
 
 TEST(GeneratedTopology, NetFabricRoundTrip) {
-  TopoOptions o;
-  o.leaves = 3;
-  o.spines = 2;
-  o.hostsPerLeaf = 2;
-  auto t = generated("two-level", o);
+  auto t = testing::netfileTopology(testing::twoLevel(3, 2, 2));
   NetFabric back = netFabricFromTopology(*t);
   auto t2 = topologyFromNetFabric(back);
   ASSERT_EQ(t2->nodes().size(), t->nodes().size());

@@ -1,4 +1,4 @@
-// Test doubles for FabricService's two seams (like telemetry/fake_mad_transport.h):
+// Test doubles for FabricService's two seams (like tests/fakes/fake_mad_transport.h):
 //
 //   ScriptedTopologySource  returns the topologies (or failures) pushed into it, repeating the
 //                           last outcome once the script is used up; counts its calls.

@@ -20,8 +20,8 @@
 #include <set>
 #include <vector>
 
-#include "telemetry/fake_clock.h"
 #include "telemetry/mad_transport.h"
+#include "tests/fakes/fake_clock.h"
 
 namespace ibfabric::mad {
 

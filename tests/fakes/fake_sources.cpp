@@ -1,4 +1,4 @@
-#include "api/service/fake_sources.h"
+#include "tests/fakes/fake_sources.h"
 
 #include <algorithm>
 #include <thread>

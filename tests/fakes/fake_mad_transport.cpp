@@ -1,4 +1,4 @@
-#include "telemetry/fake_mad_transport.h"
+#include "tests/fakes/fake_mad_transport.h"
 
 #include <cerrno>
 
