@@ -1,8 +1,8 @@
 // kube-scheduler extender: the filter and prioritize verbs of the HTTP extender protocol
 // (k8s.io/kube-scheduler/extender/v1), as pure handler functions of a request body and a fabric
 // context. The daemon serves them at POST /scheduler/filter and /scheduler/prioritize
-// (api/http/export_endpoints.cpp); tests call them directly with JSON exactly as kube-scheduler sends
-// it (docs/scheduler.md).
+// (api/http/routes/extender_routes.cpp); tests call them directly with JSON exactly as
+// kube-scheduler sends it (docs/scheduler.md).
 //
 // Wire format: the Go types carry no json tags, so kube-scheduler writes the field names as
 // declared — ExtenderArgs {"Pod", "Nodes" (a v1.NodeList, when nodeCacheCapable is false),

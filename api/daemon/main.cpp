@@ -20,7 +20,6 @@
 #include "api/daemon/osm_wiring.h"
 #include "api/daemon/service_config.h"
 #include "api/daemon/version.h"
-#include "api/http/export_endpoints.h"
 #include "api/http/rest_server.h"
 #include "api/service/child_crawl_source.h"
 #include "api/service/counter_source.h"

@@ -1,8 +1,5 @@
 #include "api/http/lft_status.h"
 
-#include <httplib.h>
-
-#include "api/http/http_json.h"
 #include "api/http/json_views.h"
 
 namespace ibfabric::api {
@@ -69,35 +66,6 @@ json tableStatusJson(const Topology& t, const routing::ForwardingTables& f,
           {"refresh_seconds", std::chrono::duration<double>(f.refreshTime).count()},
           {"refresh_mads", f.refreshMads},
           {"switches", switches}};
-}
-
-void registerLftStatusEndpoint(httplib::Server& svr, FabricService& service) {
-  svr.Get("/api/v1/routing/tables", [&service](const httplib::Request& req,
-                                               httplib::Response& res) {
-    std::optional<TableState> only;
-    if (req.has_param("state")) {
-      const std::string v = req.get_param_value("state");
-      for (TableState s : {TableState::kOk, TableState::kStale, TableState::kMissing}) {
-        if (v == routing::toString(s)) only = s;
-      }
-      if (!only) {
-        return sendJson(
-            res,
-            {{"error", {{"code", 400}, {"message", "bad state: " + v + " (ok|stale|missing)"}}}},
-            400);
-      }
-    }
-    auto s = service.state();
-    if (!s->forwarding || !s->forwarding->topology()) {
-      std::string why = "not ready: forwarding tables have not been read";
-      if (!s->routes.lastError.empty()) why += " (last error: " + s->routes.lastError + ")";
-      return sendJson(res, {{"error", {{"code", 503}, {"message", why}}}}, 503);
-    }
-    json j = tableStatusJson(*s->forwarding->topology(), *s->forwarding, only, false);
-    j["read_seconds"] = std::chrono::duration<double>(s->forwarding->readTime).count();
-    j["read_mads"] = s->forwarding->madsUsed;
-    sendJson(res, j);
-  });
 }
 
 }  // namespace ibfabric::api

@@ -1,7 +1,8 @@
 // Per-switch freshness of the forwarding tables (routing/forwarding.h SwitchTableStatus) as
-// JSON, and GET /api/v1/routing/tables that serves it (docs/api.md). Tables from a source that
-// keeps no per-switch status (OpenSM dump, shortest-path tables) count a switch with a table as
-// ok and one without as missing. Pure functions; the endpoint is thread-safe like RestServer.
+// JSON, as GET /api/v1/routing/tables serves it (api/http/routes/routing_table_routes.cpp) and
+// /api/v1/routing/validation embeds it. Tables from a source that keeps no per-switch status
+// (OpenSM dump, shortest-path tables) count a switch with a table as ok and one without as
+// missing. Pure functions.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,10 +11,6 @@
 #include "api/service/fabric_service.h"
 #include "routing/forwarding.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace ibfabric::api {
 
 /// Counts by state ("ok", "stale", "missing", "direct_route") and the refresh that produced the
@@ -21,8 +18,5 @@ namespace ibfabric::api {
 /// the switches not ok or read by directed route.
 nlohmann::json tableStatusJson(const Topology& topology, const routing::ForwardingTables& tables,
                                std::optional<routing::TableState> only, bool problemsOnly);
-
-/// Registers GET /api/v1/routing/tables[?state=ok|stale|missing] on `server`.
-void registerLftStatusEndpoint(httplib::Server& server, FabricService& service);
 
 }  // namespace ibfabric::api

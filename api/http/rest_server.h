@@ -1,20 +1,19 @@
 // RestServer: the HTTP surface of the daemon — the REST API under /api/v1 (docs/api.md,
-// api/http/openapi.json) and /metrics — on one cpp-httplib server.
+// api/http/openapi.json), the kube-scheduler extender verbs and /metrics — on one cpp-httplib
+// server. Its routes are registered through one Router (api/http/router.h), one routes file per
+// resource (api/http/routes/routes.h).
 //
 // Every handler reads one ServiceState snapshot (FabricService::state()) and renders from it, so
 // it never blocks a sweep. Errors are JSON: {"error": {"code": <status>, "message": "..."}}.
-// Writes (POST) need "Authorization: Bearer <token>" with the configured token; without a
-// configured token they are refused (403).
+// Writes (POST, PUT, DELETE that change something) need "Authorization: Bearer <token>" with the
+// configured token; without a configured token they are refused (403).
 //
 // Thread-safety: bind() then run() on one thread; stop() and setToken() from any other.
 #pragma once
 
-#include <atomic>
-#include <functional>
+#include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <vector>
 
 #include "api/http/auth.h"
 #include "api/metrics/metrics_cache.h"
@@ -28,9 +27,13 @@ struct Response;
 
 namespace ibfabric::api {
 
+class Router;
+
 struct RestOptions {
   std::string token;  ///< Bearer token for POST endpoints; empty = writes disabled.
   std::size_t threads = 16;
+  /// Body limit of every route that declares none (413 above it); the extender verbs declare
+  /// kSchedulerMaxBodyBytes (api/http/routes/routes.h).
   std::size_t maxBodyBytes = 64 * 1024;
   /// Longest long-poll wait a client may ask for (/events?wait=).
   std::chrono::seconds maxWait{60};
@@ -61,22 +64,22 @@ class RestServer {
   void setToken(std::string token);
 
  private:
+  /// JSON answers for exceptions and httplib's own errors (404, 413, ...); the access log.
+  void errorHandlers();
+  /// Every route of the daemon, resource by resource.
   void routes();
-  /// Operational endpoints (api/http/rest_server_ops.cpp): health/live, health/ready,
-  /// ports/{guid}/{port}/clear-counters, topology/compare.
-  void opsRoutes();
 
   DaemonServices services_;
-  FabricService& service_;
   RestOptions options_;
   BearerAuth auth_;
   std::unique_ptr<MetricsCache> metrics_;  // /metrics, rendered after each state change
-  std::atomic<std::size_t> waiters_{0};    // long-polls waiting now
+  // The server's handlers use the router and the members above: the server goes first.
+  std::unique_ptr<Router> router_;
   std::unique_ptr<httplib::Server> server_;
 };
 
 /// An HTTP server, or an HTTPS one when `cert` and `key` (PEM files) are given; throws
-/// std::runtime_error when they cannot be loaded (api/http/rest_server_ops.cpp).
+/// std::runtime_error when they cannot be loaded.
 std::unique_ptr<httplib::Server> makeHttpServer(const std::string& cert, const std::string& key);
 
 /// The OpenAPI document (api/http/openapi.json, embedded at build time).

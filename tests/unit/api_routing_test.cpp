@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "api/http/rest_server.h"
-#include "api/http/routing_endpoints.h"
+#include "api/http/routing_json.h"
 #include "api/metrics/metrics.h"
 #include "api/service/routing_state.h"
 #include "routing/synthetic_tables.h"

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "api/http/routing_endpoints.h"
+#include "api/http/routing_json.h"
 #include "discovery/crawler.h"
 #include "routing/lft_reader.h"
 #include "routing/route_query.h"

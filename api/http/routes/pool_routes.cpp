@@ -1,10 +1,14 @@
-#include "api/http/pool_routes.h"
-
+// The GPU pool's REST face under /api/v1/pool (docs/pool.md, api/http/openapi.json): usage,
+// hosts (GET, PUT with the token), allocations (GET, POST and DELETE with the token). Pool and
+// inventory errors become JSON answers with their HTTP status. Without a `pool:` configuration
+// none of these routes exist (404).
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
 
 #include "api/http/http_json.h"
+#include "api/http/router.h"
+#include "api/http/routes/routes.h"
 
 namespace ibfabric::api {
 namespace {
@@ -78,69 +82,69 @@ json usageJson(const scheduler_hooks::PoolUsage& u) {
 
 }  // namespace
 
-void registerPoolRoutes(httplib::Server& svr, PoolService& service, const Authorizer& authorize) {
+void addPoolRoutes(Router& r) {
+  if (!r.services().pool) return;
+  PoolService& service = *r.services().pool;
   scheduler_hooks::Pool& pool = service.pool();
-  svr.Get("/api/v1/pool", [&pool](const Request&, Response& res) {
+  r.get("/api/v1/pool", [&pool](const Request&, Response& res) {
     guarded(res, [&] { sendJson(res, usageJson(pool.usage())); });
   });
-  svr.Get("/api/v1/pool/hosts", [&pool](const Request&, Response& res) {
+  r.get("/api/v1/pool/hosts", [&pool](const Request&, Response& res) {
     json out = json::array();
     for (const auto& v : pool.hosts()) out.push_back(hostViewJson(v));
     sendJson(res, {{"hosts", out}});
   });
-  svr.Get(R"(/api/v1/pool/hosts/([^/]+))", [&pool](const Request& req, Response& res) {
+  r.get(R"(/api/v1/pool/hosts/([^/]+))", [&pool](const Request& req, Response& res) {
     auto v = pool.host(req.matches[1].str());
     if (!v) return sendError(res, 404, "no pool host named " + req.matches[1].str());
     sendJson(res, hostViewJson(*v));
   });
-  svr.Put(R"(/api/v1/pool/hosts/([^/]+))", [&pool, authorize](const Request& req, Response& res) {
-    if (!authorize(req, res)) return;
-    guarded(res, [&] {
-      const std::string name = req.matches[1];
-      json body = parseBody(req);
-      if (body.is_object() && body.contains("name")) {
-        if (body["name"] != name)
-          throw PoolError(PoolError::Kind::kInvalid, "the body names another host");
-        body.erase("name");
-      }
-      const bool created = pool.putHost(scheduler_hooks::hostFromJson(name, body));
-      sendJson(res, hostViewJson(*pool.host(name)), created ? 201 : 200);
-    });
-  });
-  svr.Get("/api/v1/pool/allocations", [&pool](const Request&, Response& res) {
+  r.put(R"(/api/v1/pool/hosts/([^/]+))", Access::kToken,
+        [&pool](const Request& req, Response& res) {
+          guarded(res, [&] {
+            const std::string name = req.matches[1];
+            json body = parseBody(req);
+            if (body.is_object() && body.contains("name")) {
+              if (body["name"] != name)
+                throw PoolError(PoolError::Kind::kInvalid, "the body names another host");
+              body.erase("name");
+            }
+            const bool created = pool.putHost(scheduler_hooks::hostFromJson(name, body));
+            sendJson(res, hostViewJson(*pool.host(name)), created ? 201 : 200);
+          });
+        });
+  r.get("/api/v1/pool/allocations", [&pool](const Request&, Response& res) {
     json out = json::array();
     for (const auto& a : pool.list()) out.push_back(toJson(a));
     sendJson(res, {{"allocations", out}});
   });
-  svr.Post("/api/v1/pool/allocations", [&service, authorize](const Request& req, Response& res) {
-    if (!authorize(req, res)) return;
+  r.post("/api/v1/pool/allocations", Access::kToken, [&service](const Request& req, Response& res) {
     guarded(res, [&] {
       const auto request = scheduler_hooks::requestFromJson(parseBody(req));
-      auto r = service.allocate(request);
+      auto result = service.allocate(request);
       json victims = json::array();
-      for (const auto& v : r.victims) victims.push_back(toJson(v));
+      for (const auto& v : result.victims) victims.push_back(toJson(v));
       sendJson(res,
-               {{"allocation", toJson(r.allocation)},
-                {"created", r.created},
+               {{"allocation", toJson(result.allocation)},
+                {"created", result.created},
                 {"victims", victims},
-                {"warnings", r.warnings}},
-               r.created ? 201 : 200);
+                {"warnings", result.warnings}},
+               result.created ? 201 : 200);
     });
   });
-  svr.Get(R"(/api/v1/pool/allocations/([^/]+))", [&pool](const Request& req, Response& res) {
+  r.get(R"(/api/v1/pool/allocations/([^/]+))", [&pool](const Request& req, Response& res) {
     auto a = pool.get(req.matches[1].str());
     if (!a) return sendError(res, 404, "no allocation for job " + req.matches[1].str());
     sendJson(res, toJson(*a));
   });
-  svr.Delete(R"(/api/v1/pool/allocations/([^/]+))",
-             [&pool, authorize](const Request& req, Response& res) {
-               if (!authorize(req, res)) return;
-               guarded(res, [&] {
-                 const std::string job = req.matches[1];
-                 if (!pool.release(job)) return sendError(res, 404, "no allocation for job " + job);
-                 sendJson(res, {{"released", job}});
-               });
-             });
+  r.del(R"(/api/v1/pool/allocations/([^/]+))", Access::kToken,
+        [&pool](const Request& req, Response& res) {
+          guarded(res, [&] {
+            const std::string job = req.matches[1];
+            if (!pool.release(job)) return sendError(res, 404, "no allocation for job " + job);
+            sendJson(res, {{"released", job}});
+          });
+        });
 }
 
 }  // namespace ibfabric::api

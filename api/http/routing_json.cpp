@@ -1,34 +1,14 @@
-#include "api/http/routing_endpoints.h"
-
-#include <httplib.h>
+#include "api/http/routing_json.h"
 
 #include <algorithm>
-#include <charconv>
 
-#include "api/http/http_json.h"
 #include "api/http/json_views.h"
 #include "api/http/lft_status.h"
-#include "routing/route_query.h"
 
 namespace ibfabric::api {
 namespace {
 
 using nlohmann::json;
-using Request = httplib::Request;
-using Response = httplib::Response;
-
-/// The state with forwarding tables, or a 503 already sent.
-ServiceStatePtr requireTables(FabricService& service, Response& res) {
-  auto s = service.state();
-  if (!s->forwarding || !s->routeAnalysis) {
-    std::string why = "not ready: forwarding tables have not been read";
-    if (!s->topology) why = "not ready: the first crawl has not completed";
-    if (!s->routes.lastError.empty()) why += " (last error: " + s->routes.lastError + ")";
-    sendError(res, 503, why);
-    return nullptr;
-  }
-  return s;
-}
 
 json endJson(const Topology& t, PortRef ref) {
   const Node& n = t.node(ref.node);
@@ -45,18 +25,6 @@ json endpointJson(const Topology& t, PortRef ref, Lid lid) {
   json j = endJson(t, ref);
   j["lid"] = lid.value();
   return j;
-}
-
-std::optional<std::size_t> parseLimit(const Request& req, Response& res) {
-  if (!req.has_param("limit")) return std::size_t{100};
-  const std::string text = req.get_param_value("limit");
-  std::size_t v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size() || text.empty()) {
-    sendError(res, 400, "bad limit: " + text);
-    return std::nullopt;
-  }
-  return v;
 }
 
 }  // namespace
@@ -142,50 +110,6 @@ json balanceJson(const Topology& t, const std::vector<routing::LeafBalance>& bal
     leaves.push_back(std::move(jl));
   }
   return {{"max_imbalance", worst}, {"leaves", leaves}};
-}
-
-void registerRoutingEndpoints(httplib::Server& svr, FabricService& service) {
-  registerLftStatusEndpoint(svr, service);
-  svr.Get("/api/v1/routes", [&service](const Request& req, Response& res) {
-    if (!req.has_param("src") || !req.has_param("dst")) {
-      return sendError(res, 400, "give src and dst (a host, an HCA, a GUID or a LID)");
-    }
-    auto s = requireTables(service, res);
-    if (!s) return;
-    const Topology& t = *s->forwarding->topology();
-    std::vector<routing::RouteEndpoint> src, dst;
-    try {
-      src = routing::resolveEndpoint(t, req.get_param_value("src"));
-      dst = routing::resolveEndpoint(t, req.get_param_value("dst"));
-    } catch (const routing::EndpointError& e) {
-      return sendError(res, 404, e.what());
-    }
-    json routes = json::array();
-    for (const auto& [a, b] : routing::pairEndpoints(src, dst)) {
-      auto r = routing::traceRoute(t, *s->forwarding, a.port, b.lid);
-      routes.push_back(routeJson(t, a.port, r, s.get()));
-    }
-    sendJson(res, {{"source", s->forwarding->source()}, {"routes", routes}});
-  });
-  svr.Get("/api/v1/routing/validation", [&service](const Request& req, Response& res) {
-    auto limit = parseLimit(req, res);
-    if (!limit) return;
-    auto s = requireTables(service, res);
-    if (!s) return;
-    json j = validationJson(*s->forwarding->topology(), *s->forwarding,
-                            s->routeAnalysis->validation, *limit);
-    j["analysis_seconds"] = std::chrono::duration<double>(s->routeAnalysis->analysisTime).count();
-    j["read_seconds"] = std::chrono::duration<double>(s->forwarding->readTime).count();
-    j["tables_read_at"] = epochSeconds(s->routeAnalysis->tablesReadAt);
-    sendJson(res, j);
-  });
-  svr.Get("/api/v1/routing/balance", [&service](const Request&, Response& res) {
-    auto s = requireTables(service, res);
-    if (!s) return;
-    json j = balanceJson(*s->forwarding->topology(), s->routeAnalysis->balance);
-    j["source"] = s->forwarding->source();
-    sendJson(res, j);
-  });
 }
 
 }  // namespace ibfabric::api

@@ -1,6 +1,7 @@
-// REST endpoints for routes (docs/api.md): GET /api/v1/routes, /api/v1/routing/balance and
-// /api/v1/routing/validation, rendered from one ServiceState's forwarding tables; and the JSON
-// views they use (also used by `ibfabric routes --format json`). Thread-safe like RestServer.
+// The JSON views of routes: one traced route, the validation of the forwarding tables and the
+// up-port balance of the leaves, as GET /api/v1/routes, /api/v1/routing/validation and
+// /api/v1/routing/balance answer them (api/http/routes/routing_routes.cpp) and
+// `ibfabric routes --format json` prints them. Pure functions.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,14 +10,7 @@
 #include "api/service/routing_state.h"
 #include "routing/routes.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace ibfabric::api {
-
-/// Registers the routing endpoints on `server` (called by RestServer).
-void registerRoutingEndpoints(httplib::Server& server, FabricService& service);
 
 /// One route: endpoints, status, hops (each: from/to node, port, link rate; and, with a state,
 /// link health and the transmit utilization of the sending port).

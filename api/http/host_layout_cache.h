@@ -1,0 +1,38 @@
+// HostLayoutCache: the host health and the export layout of one ServiceState, computed once and
+// shared by the requests that read the same snapshot (the scheduler exports and the
+// kube-scheduler extender, api/http/routes/): hostHealthOf(state) (api/service/host_health.h),
+// plus every host an earlier crawl saw and the newest does not (every HCA cable gone): down.
+//
+// Owned by the Router. Thread-safe (get() locks).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "api/service/host_health.h"
+#include "api/service/service_state.h"
+#include "scheduler_hooks/export_layout.h"
+
+namespace ibfabric::api {
+
+/// Layout and health of one state.
+struct HostLayout {
+  scheduler_hooks::HostHealthMap health;
+  std::shared_ptr<const scheduler_hooks::ExportLayout> layout;  // all hosts (no exclusion)
+};
+
+class HostLayoutCache {
+ public:
+  /// The layout of `state` (which has a topology), computed on the first call for it.
+  std::shared_ptr<const HostLayout> get(const ServiceStatePtr& state);
+
+ private:
+  std::mutex mu_;
+  std::weak_ptr<const ServiceState> state_;
+  std::shared_ptr<const HostLayout> prepared_;
+  std::set<std::string> seen_;  // every host any crawl has shown since the daemon started
+};
+
+}  // namespace ibfabric::api

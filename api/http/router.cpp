@@ -1,0 +1,94 @@
+#include "api/http/router.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+
+#include "api/http/http_json.h"
+#include "api/http/rest_server.h"
+
+namespace ibfabric::api {
+namespace {
+
+using Request = httplib::Request;
+using Response = httplib::Response;
+
+void refuseTooLarge(Response& res) { sendError(res, 413, "request body too large"); }
+
+}  // namespace
+
+Router::Router(httplib::Server& server, DaemonServices services, const RestOptions& options,
+               const BearerAuth& auth, MetricsCache& metrics)
+    : server_(server),
+      services_(services),
+      options_(options),
+      auth_(auth),
+      metrics_(metrics),
+      hostLayouts_(std::make_shared<HostLayoutCache>()) {
+  server_.set_payload_max_length(options_.maxBodyBytes);
+  // Before the body is read: a declared length over the route's limit is refused at once.
+  server_.set_pre_routing_handler([this](const Request& req, Response& res) {
+    if (!req.has_header("Content-Length")) return httplib::Server::HandlerResponse::Unhandled;
+    const std::string len = req.get_header_value("Content-Length");
+    std::size_t n = 0;
+    try {
+      n = std::stoull(len);
+    } catch (const std::exception&) {
+      return httplib::Server::HandlerResponse::Unhandled;  // httplib rejects it itself
+    }
+    if (n <= limitOf(req)) return httplib::Server::HandlerResponse::Unhandled;
+    refuseTooLarge(res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+}
+
+void Router::get(const std::string& pattern, Handler handler) {
+  server_.Get(pattern,
+              wrap(Access::kOpen, limitFor("GET", pattern, kDefaultBodyLimit), std::move(handler)));
+}
+
+void Router::post(const std::string& pattern, Access access, Handler handler,
+                  std::size_t maxBodyBytes) {
+  server_.Post(pattern, wrap(access, limitFor("POST", pattern, maxBodyBytes), std::move(handler)));
+}
+
+void Router::put(const std::string& pattern, Access access, Handler handler,
+                 std::size_t maxBodyBytes) {
+  server_.Put(pattern, wrap(access, limitFor("PUT", pattern, maxBodyBytes), std::move(handler)));
+}
+
+void Router::del(const std::string& pattern, Access access, Handler handler,
+                 std::size_t maxBodyBytes) {
+  server_.Delete(pattern,
+                 wrap(access, limitFor("DELETE", pattern, maxBodyBytes), std::move(handler)));
+}
+
+Router::Handler Router::wrap(Access access, std::size_t maxBodyBytes, Handler handler) const {
+  return [this, access, maxBodyBytes, handler = std::move(handler)](const Request& req,
+                                                                    Response& res) {
+    // A chunked body has no Content-Length: its size is known only now.
+    if (req.body.size() > maxBodyBytes) return refuseTooLarge(res);
+    if (access == Access::kToken && !auth_.authorize(req, res)) return;
+    handler(req, res);
+  };
+}
+
+std::size_t Router::limitFor(const std::string& method, const std::string& pattern,
+                             std::size_t maxBodyBytes) {
+  if (maxBodyBytes == kDefaultBodyLimit || maxBodyBytes == options_.maxBodyBytes)
+    return options_.maxBodyBytes;
+  limits_.push_back({method, std::regex(pattern), maxBodyBytes});
+  // The server reads bodies up to the largest limit; limitOf() holds every route to its own.
+  std::size_t largest = options_.maxBodyBytes;
+  for (const auto& l : limits_) largest = std::max(largest, l.maxBodyBytes);
+  server_.set_payload_max_length(largest);
+  return maxBodyBytes;
+}
+
+std::size_t Router::limitOf(const Request& req) const {
+  for (const auto& l : limits_)
+    if (l.method == req.method && std::regex_match(req.path, l.pattern)) return l.maxBodyBytes;
+  return options_.maxBodyBytes;
+}
+
+}  // namespace ibfabric::api

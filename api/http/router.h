@@ -1,0 +1,87 @@
+// Router: how every HTTP route of the daemon is registered (api/http/routes/*.cpp). It wraps the
+// cpp-httplib server together with what the handlers read (DaemonServices, RestOptions, the
+// /metrics cache, the host-health/layout cache of the scheduler exports) and applies the per-route
+// rules before a handler runs:
+//   - the body limit of the route (RestOptions::maxBodyBytes unless the route declares its own):
+//     a larger Content-Length is refused with 413 before the body is read, a larger chunked body
+//     after it is read;
+//   - Access::kToken: BearerAuth (api/http/auth.h) answers 401/403 unless the request carries the
+//     token. Every write verb names its Access, so no write route can leave the check out.
+//
+// Owned by RestServer (it outlives the server's handlers). Registration happens on one thread
+// before the server runs; the handlers it installs run on any server thread.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "api/http/auth.h"
+#include "api/http/host_layout_cache.h"
+#include "api/service/daemon_services.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace ibfabric::api {
+
+struct RestOptions;
+class MetricsCache;
+
+/// Who may call a route.
+enum class Access {
+  kOpen,   ///< anyone (reads, and writes that change nothing: placement, the extender verbs)
+  kToken,  ///< only with "Authorization: Bearer <token>" (every route that changes something)
+};
+
+class Router {
+ public:
+  using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+  /// Means "RestOptions::maxBodyBytes" as a route's body limit.
+  static constexpr std::size_t kDefaultBodyLimit = 0;
+
+  Router(httplib::Server& server, DaemonServices services, const RestOptions& options,
+         const BearerAuth& auth, MetricsCache& metrics);
+
+  void get(const std::string& pattern, Handler handler);
+  void post(const std::string& pattern, Access access, Handler handler,
+            std::size_t maxBodyBytes = kDefaultBodyLimit);
+  void put(const std::string& pattern, Access access, Handler handler,
+           std::size_t maxBodyBytes = kDefaultBodyLimit);
+  void del(const std::string& pattern, Access access, Handler handler,
+           std::size_t maxBodyBytes = kDefaultBodyLimit);
+
+  const DaemonServices& services() const { return services_; }
+  FabricService& fabric() const { return services_.fabric; }
+  const RestOptions& options() const { return options_; }
+  MetricsCache& metrics() const { return metrics_; }
+  /// Host health and export layout per state, shared by the export and extender routes.
+  HostLayoutCache& hostLayouts() const { return *hostLayouts_; }
+
+ private:
+  struct Limit {
+    std::string method;
+    std::regex pattern;
+    std::size_t maxBodyBytes;
+  };
+  Handler wrap(Access access, std::size_t maxBodyBytes, Handler handler) const;
+  std::size_t limitFor(const std::string& method, const std::string& pattern,
+                       std::size_t maxBodyBytes);
+  /// The body limit of a request's route (the default one when no route declared its own).
+  std::size_t limitOf(const httplib::Request& req) const;
+
+  httplib::Server& server_;
+  DaemonServices services_;
+  const RestOptions& options_;
+  const BearerAuth& auth_;
+  MetricsCache& metrics_;
+  std::shared_ptr<HostLayoutCache> hostLayouts_;
+  std::vector<Limit> limits_;  // routes with a limit other than the default
+};
+
+}  // namespace ibfabric::api

@@ -1,0 +1,98 @@
+// The fabric as schedulers read it: Slurm topology.conf, Kubernetes node labels, a Kueue
+// Topology and Volcano HyperNodes; with exclude_unhealthy=true without the unhealthy hosts
+// (HostLayoutCache's health).
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "api/http/host_layout_cache.h"
+#include "api/http/http_json.h"
+#include "api/http/request_params.h"
+#include "api/http/router.h"
+#include "api/http/routes/routes.h"
+#include "api/http/state_guards.h"
+#include "scheduler_hooks/export_k8s.h"
+#include "scheduler_hooks/export_slurm.h"
+
+namespace ibfabric::api {
+namespace {
+
+using Request = httplib::Request;
+using Response = httplib::Response;
+namespace sh = scheduler_hooks;
+
+/// The layout to export: the shared one, or one without unhealthy hosts.
+std::shared_ptr<const sh::ExportLayout> layoutFor(HostLayoutCache& cache, const ServiceStatePtr& s,
+                                                  bool excludeUnhealthy) {
+  auto prepared = cache.get(s);
+  if (!excludeUnhealthy) return prepared->layout;
+  sh::ExportOptions o;
+  o.excludeUnhealthy = true;
+  o.health = prepared->health;
+  return std::make_shared<const sh::ExportLayout>(sh::buildExportLayout(s->topology, o));
+}
+
+void slurmTopology(FabricService& service, HostLayoutCache& cache, const Request& req,
+                   Response& res) {
+  const std::string pluginText = paramOr(req, "plugin", "tree");
+  auto plugin = sh::parseSlurmPlugin(pluginText);
+  if (!plugin) return sendError(res, 400, "bad plugin (tree|block): " + pluginText);
+  auto exclude = boolParam(req, "exclude_unhealthy", res);
+  if (!exclude) return;
+  auto s = requireTopology(service, res, CrawlError::kHide);
+  if (!s) return;
+  auto layout = layoutFor(cache, s, *exclude);
+  if (layout->leafSets.empty()) return sendError(res, 409, "no hosts to export");
+  res.set_content(sh::slurmTopologyConf(*layout, *plugin), "text/plain");
+}
+
+void k8sLabels(FabricService& service, HostLayoutCache& cache, const Request& req, Response& res) {
+  const std::string format = paramOr(req, "format", "kubectl");
+  if (format != "kubectl" && format != "json" && format != "yaml")
+    return sendError(res, 400, "bad format (kubectl|json|yaml): " + format);
+  auto exclude = boolParam(req, "exclude_unhealthy", res);
+  if (!exclude) return;
+  auto s = requireTopology(service, res, CrawlError::kHide);
+  if (!s) return;
+  auto layout = layoutFor(cache, s, *exclude);
+  if (format == "json") {
+    res.set_content(sh::labelsJson(*layout).dump() + "\n", "application/json");
+  } else if (format == "yaml") {
+    res.set_content(sh::formatLabelsYaml(*layout), "application/yaml");
+  } else {
+    res.set_content(sh::formatKubectlLabels(*layout), "text/plain");
+  }
+}
+
+void kueueTopology(const Request& req, Response& res) {
+  const std::string name = paramOr(req, "name", "ibfabric");
+  const std::string api = paramOr(req, "api_version", "kueue.x-k8s.io/v1beta1");
+  if (sh::exportName(name) != name)
+    return sendError(res, 400, "bad name (a lower-case DNS label): " + name);
+  if (api.rfind("kueue.x-k8s.io/", 0) != 0 || api.find_first_of(" \n\"") != std::string::npos)
+    return sendError(res, 400, "bad api_version (kueue.x-k8s.io/<version>): " + api);
+  res.set_content(sh::kueueTopologyYaml(name, api), "application/yaml");
+}
+
+}  // namespace
+
+void addExportRoutes(Router& r) {
+  FabricService& service = r.fabric();
+  HostLayoutCache& cache = r.hostLayouts();
+  r.get("/api/v1/export/slurm-topology", [&service, &cache](const Request& req, Response& res) {
+    slurmTopology(service, cache, req, res);
+  });
+  r.get("/api/v1/export/k8s-labels", [&service, &cache](const Request& req, Response& res) {
+    k8sLabels(service, cache, req, res);
+  });
+  r.get("/api/v1/export/kueue-topology", kueueTopology);
+  r.get("/api/v1/export/volcano-hypernodes", [&service, &cache](const Request& req, Response& res) {
+    auto exclude = boolParam(req, "exclude_unhealthy", res);
+    if (!exclude) return;
+    auto s = requireTopology(service, res, CrawlError::kHide);
+    if (!s) return;
+    res.set_content(sh::volcanoHyperNodesYaml(*layoutFor(cache, s, *exclude)), "application/yaml");
+  });
+}
+
+}  // namespace ibfabric::api

@@ -1,0 +1,181 @@
+// REST and the kube-scheduler extender rank with the same placement engine: on an in-process
+// daemon whose host links of one host are hot (so the engine's ranking differs from the
+// topology-only one), the request the extender builds for a pod, sent as POST /api/v1/placement,
+// ranks the hosts in the order the extender's POST /scheduler/prioritize scores them.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "api/http/rest_server.h"
+#include "api/service/fake_sources.h"
+#include "api/service/placement_service.h"
+#include "discovery/net_topology.h"
+#include "discovery/topogen.h"
+#include "routing/synthetic_tables.h"
+#include "tests/support/subprocess.h"
+
+namespace ibfabric::api {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+/// FakeCounterSource, but the links of the `hot` nodes carry a steady 10 GB/s each way.
+class HotLinkCounters final : public CounterSource {
+ public:
+  HotLinkCounters(std::shared_ptr<FakeCounterControl> control, std::set<Guid> hot)
+      : inner_(std::move(control)), hot_(std::move(hot)) {}
+  void setTopology(TopologyPtr topology) override { inner_.setTopology(std::move(topology)); }
+  telemetry::CounterSnapshotPtr sweep() override {
+    auto snap = std::make_shared<telemetry::CounterSnapshot>(*inner_.sweep());
+    if (!start_) start_ = snap->started;
+    const double seconds = std::chrono::duration<double>(snap->started - *start_).count();
+    const auto units = static_cast<std::uint64_t>(seconds * 2.5e9);  // 4-octet units: 10 GB/s
+    for (auto& s : snap->ports) {
+      if (!hot_.count(s.key.node) && !(s.remote && hot_.count(s.remote->node))) continue;
+      s.counters.set(telemetry::Counter::kXmitData, units, 64);
+      s.counters.set(telemetry::Counter::kRcvData, units, 64);
+    }
+    return snap;
+  }
+  routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& topology,
+                                                    const routing::ForwardingTablesPtr& previous,
+                                                    std::string* reason) override {
+    return inner_.readForwardingTables(topology, previous, reason);
+  }
+  std::string describe() const override { return "hot-links"; }
+
+ private:
+  FakeCounterSource inner_;
+  std::set<Guid> hot_;
+  std::optional<mad::Clock::time_point> start_;
+};
+
+json pod(const json& annotations) {
+  return {{"metadata", {{"name", "train-2"}, {"namespace", "ml"}, {"annotations", annotations}}},
+          {"spec", {{"schedulerName", "default-scheduler"}}}};
+}
+
+class ApiPlacementAgreement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TopoOptions t;
+    t.leaves = 2;
+    t.spines = 2;
+    t.hostsPerLeaf = 2;
+    NetFabric net = generateTopology("two-level", t).fabric;
+    routing::assignSequentialLids(net);
+    net.reindex();
+    topology_ = topologyFromNetFabric(net, "memory");
+    std::set<Guid> hot;
+    for (NodeIndex i : topology_->findHost(kHot)->hcas) hot.insert(topology_->node(i).guid);
+    auto source = std::make_unique<ScriptedTopologySource>();
+    source->push(topology_);
+    FabricServiceOptions o;
+    o.crawlInterval = 1h;
+    o.sweepInterval = 50ms;
+    auto control = std::make_shared<FakeCounterControl>();
+    control->serveTables = true;
+    service_ = std::make_unique<FabricService>(
+        std::move(source),
+        [control, hot] { return std::make_unique<HotLinkCounters>(control, hot); }, o);
+    placement_ = std::make_unique<PlacementService>(*service_);
+    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_}, RestOptions{});
+    const int port = server_->bind("127.0.0.1", 0);
+    ASSERT_GT(port, 0);
+    http_ = std::thread([this] { server_->run(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port);
+    client_->set_read_timeout(20, 0);
+  }
+  void TearDown() override {
+    server_->stop();
+    if (http_.joinable()) http_.join();
+    service_->stop();
+  }
+  json post(const std::string& path, const json& body) {
+    auto res = client_->Post(path.c_str(), body.dump(), "application/json");
+    EXPECT_TRUE(res) << path;
+    if (!res) return {};
+    EXPECT_EQ(res->status, 200) << path << ": " << res->body;
+    return json::parse(res->body, nullptr, false);
+  }
+  NodeIndex leafOf(const std::string& host) const {
+    const Node& hca = topology_->node(topology_->findHost(host)->hcas.front());
+    for (const auto& p : hca.ports)
+      if (p && p->remote) return p->remote->node;
+    return NodeIndex(-1);
+  }
+
+  static constexpr const char* kHot = "dgx0002";
+  TopologyPtr topology_;
+  std::unique_ptr<FabricService> service_;
+  std::unique_ptr<PlacementService> placement_;
+  std::unique_ptr<RestServer> server_;
+  std::thread http_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(ApiPlacementAgreement, ExtenderScoresFollowTheRestRanking) {
+  // Peers on both leaves, one candidate node on each: the two candidates are alike for the
+  // topology part of the score (same affinity to the peers, same cool up-links), so only the
+  // placement engine tells them apart — and it sees dgx0002's hot host link.
+  ASSERT_EQ(leafOf("dgx0001"), leafOf("dgx0002"));
+  ASSERT_EQ(leafOf("dgx0003"), leafOf("dgx0004"));
+  ASSERT_NE(leafOf("dgx0001"), leafOf("dgx0003"));
+  const std::vector<std::string> nodes = {"dgx0002", "dgx0004"};
+  const json annotations = {{"ibfabric.io/peer-hosts", "dgx[0001,0003]"},
+                            {"ibfabric.io/pattern", "alltoall"}};
+  // What extenderPrioritize asks the placer for this pod: peers + 1 hosts among peers and
+  // nodes, at most 5 alternatives.
+  const json request = {{"hosts", 3},
+                        {"pattern", "alltoall"},
+                        {"candidates", {"dgx0001", "dgx0002", "dgx0003", "dgx0004"}},
+                        {"alternatives", 4},
+                        {"allow_degraded", false}};
+
+  service_->start();
+  ASSERT_TRUE(testing::waitFor(
+      [&] {
+        auto s = service_->state();
+        return s->ready() && s->forwarding != nullptr && s->linkLoad != nullptr &&
+               s->sweep.runs >= 4;
+      },
+      10s));
+
+  const json before = post("/api/v1/placement", request);
+  const json scores = post("/scheduler/prioritize",
+                           {{"Pod", pod(annotations)}, {"Nodes", nullptr}, {"NodeNames", nodes}});
+  const json after = post("/api/v1/placement", request);
+  ASSERT_TRUE(before.contains("options")) << before.dump();
+  ASSERT_TRUE(scores.is_array()) << scores.dump();
+
+  // Both REST answers come from the same engine state: same options, same objectives.
+  ASSERT_EQ(before["options"].size(), after["options"].size());
+  for (std::size_t r = 0; r < before["options"].size(); ++r) {
+    EXPECT_EQ(before["options"][r]["hosts"], after["options"][r]["hosts"]) << r;
+    EXPECT_NEAR(before["options"][r]["score"]["objective"].get<double>(),
+                after["options"][r]["score"]["objective"].get<double>(), 0.05)
+        << r;
+  }
+  // The engine sees the hot link: its best option leaves dgx0002 out.
+  std::map<std::string, std::size_t> firstOption;  // node -> index of the first option with it
+  for (std::size_t r = before["options"].size(); r-- > 0;)
+    for (const auto& h : before["options"][r]["hosts"]) firstOption[h.get<std::string>()] = r;
+  ASSERT_TRUE(firstOption.count("dgx0004")) << before.dump();
+  EXPECT_EQ(firstOption["dgx0004"], 0u) << before.dump();
+  ASSERT_TRUE(firstOption.count("dgx0002")) << before.dump();
+  EXPECT_GT(firstOption["dgx0002"], 0u) << before.dump();
+
+  // The extender's scores follow that ranking: the node in the better REST option scores higher.
+  std::map<std::string, int> score;
+  for (const auto& s : scores) score[s["Host"].get<std::string>()] = s["Score"].get<int>();
+  ASSERT_EQ(score.size(), 2u) << scores.dump();
+  EXPECT_GT(score["dgx0004"], score["dgx0002"]) << scores.dump() << "\n" << before.dump();
+}
+
+}  // namespace
+}  // namespace ibfabric::api
