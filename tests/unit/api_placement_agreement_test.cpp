@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "api/http/rest_server.h"
-#include "api/service/fake_sources.h"
+#include "tests/fakes/fake_sources.h"
 #include "api/service/placement_service.h"
 #include "discovery/net_topology.h"
 #include "discovery/topogen.h"
