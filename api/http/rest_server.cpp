@@ -13,10 +13,8 @@
 #include "api/http/placement_routes.h"
 #include "api/http/pool_routes.h"
 #include "api/http/routing_endpoints.h"
-#include "api/metrics/metrics.h"
-#include "api/metrics/metrics_cache.h"
-#include "api/metrics/placement_metrics.h"
-#include "api/metrics/pool_metrics.h"
+#include "api/metrics/collectors.h"
+#include "api/metrics/metrics_page.h"
 #include "discovery/formats.h"
 
 namespace ibfabric::api {
@@ -85,7 +83,7 @@ RestServer::RestServer(DaemonServices services, RestOptions options)
   server_->set_payload_max_length(options_.maxBodyBytes);
   server_->set_read_timeout(10, 0);
   server_->set_write_timeout(10, 0);
-  metrics_ = std::make_unique<MetricsCache>(service_, options_.metrics);
+  metrics_ = std::make_unique<MetricsPage>(service_, options_.metrics, liveCollectors(services_));
   routes();
 }
 
@@ -139,27 +137,15 @@ void RestServer::routes() {
     res.set_content(openApiDocument(), "application/json");
   });
   svr.Get("/metrics", [this](const Request& req, Response& res) {
-    // The last rendering, as is (no copy); pre-compressed gzip when the scraper accepts it.
-    // The placement (and other modules') counters are live (not part of a state snapshot): rendered
-    // per scrape and appended (as a second gzip member when compressed; RFC 1952 allows
-    // concatenated members).
-    auto m = metrics_->latest();
-    const bool gzip = !m->gzip.empty() &&
-                      req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
-    const std::string* body = gzip ? &m->gzip : &m->text;
-    auto tail = std::make_shared<std::string>(renderPlacementMetrics(services_.placement.stats()));
-    if (services_.pool) *tail += renderPoolMetrics(*services_.pool);
-    if (gzip) {
-      *tail = gzipCompress(*tail);
-      res.set_header("Content-Encoding", "gzip");
-    }
+    // The page as MetricsPage gives it (api/metrics/metrics_page.h), sent without a copy.
+    const bool gzip = req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
+    auto body = std::make_shared<MetricsBody>(metrics_->body(gzip));
+    if (body->gzip()) res.set_header("Content-Encoding", "gzip");
     res.set_content_provider(
-        body->size() + tail->size(), "text/plain; version=0.0.4",
-        [m, body, tail](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-          const std::string& part = offset < body->size() ? *body : *tail;
-          const std::size_t at = offset < body->size() ? offset : offset - body->size();
-          const std::size_t n = std::min({length, part.size() - at, std::size_t{1} << 20});
-          return sink.write(part.data() + at, n);
+        body->size(), "text/plain; version=0.0.4",
+        [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+          const auto part = body->chunk(offset, std::min(length, std::size_t{1} << 20));
+          return sink.write(part.data(), part.size());
         });
   });
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "api/http/auth.h"
-#include "api/metrics/metrics_cache.h"
+#include "api/metrics/metrics_page.h"
 #include "api/service/daemon_services.h"
 
 namespace httplib {
@@ -70,8 +70,8 @@ class RestServer {
   FabricService& service_;
   RestOptions options_;
   BearerAuth auth_;
-  std::unique_ptr<MetricsCache> metrics_;  // /metrics, rendered after each state change
-  std::atomic<std::size_t> waiters_{0};    // long-polls waiting now
+  std::unique_ptr<MetricsPage> metrics_;  // /metrics
+  std::atomic<std::size_t> waiters_{0};   // long-polls waiting now
   std::unique_ptr<httplib::Server> server_;
 };
 

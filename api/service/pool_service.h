@@ -4,7 +4,7 @@
 // the service's topology snapshots and events (link down, degraded, ...) so allocations on
 // failing hosts turn degraded; those are appended to the service's EventLog as
 // `pool_allocation_degraded`. It times every allocation (PoolStats, read by the metrics room).
-// Its REST face is api/http/pool_routes.h, its /metrics families api/metrics/pool_metrics.h.
+// Its REST face is api/http/pool_routes.h, its /metrics families api/metrics/pool_collector.cpp.
 //
 // The follower reads FabricService::state() and EventLog::query()/waitForNewer(): it never
 // blocks a crawl or a sweep.
