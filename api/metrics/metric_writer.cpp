@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 namespace ibfabric::api {
 
@@ -22,6 +23,12 @@ void appendValue(std::string& out, double value) {
   }
   auto [p, ec] = std::to_chars(buf, buf + sizeof buf, value);
   out.append(buf, p);
+}
+
+std::string bucketBound(double bound) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", bound);
+  return buf;
 }
 
 void appendLabelValue(std::string& out, std::string_view value) {

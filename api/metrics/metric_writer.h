@@ -16,6 +16,9 @@ namespace ibfabric::api {
 /// Appends `value` to `out` as Prometheus expects: integers exactly, others shortest round-trip,
 /// NaN / +Inf / -Inf spelled out.
 void appendValue(std::string& out, double value);
+/// The le label of a histogram bucket bound, in plain notation where it is short (0.0005, 1, 2.5):
+/// as these families always wrote it.
+std::string bucketBound(double bound);
 /// Appends a label value with \, " and newline escaped.
 void appendLabelValue(std::string& out, std::string_view value);
 

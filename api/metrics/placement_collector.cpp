@@ -16,11 +16,9 @@ void writePlacement(MetricWriter& out, const PlacementStats& m) {
   for (std::size_t i = 0; i < PlacementStats::kResults.size(); ++i)
     out.sampleU(kRequests.name, Labels("result", PlacementStats::kResults[i]), m.requests[i]);
   out.family(kDuration);
-  std::string bound;
   for (std::size_t i = 0; i < PlacementStats::kBuckets.size(); ++i) {  // cumulative already
-    bound.clear();
-    appendValue(bound, PlacementStats::kBuckets[i]);
-    out.sampleU("ibfabric_placement_duration_seconds_bucket", Labels("le", bound), m.buckets[i]);
+    out.sampleU("ibfabric_placement_duration_seconds_bucket",
+                Labels("le", bucketBound(PlacementStats::kBuckets[i])), m.buckets[i]);
   }
   out.sampleU("ibfabric_placement_duration_seconds_bucket", Labels("le", "+Inf"), m.count);
   out.sample("ibfabric_placement_duration_seconds_sum", "", m.sumSeconds);

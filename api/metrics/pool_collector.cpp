@@ -59,15 +59,10 @@ void writeDuration(MetricWriter& out, const PoolStats& stats) {
   out.sampleU("ibfabric_pool_allocation_duration_seconds_count", "", count);
   out.sample("ibfabric_pool_allocation_duration_seconds_sum", "", stats.sumSeconds);
   std::uint64_t cumulative = 0;
-  std::string bound;
   for (std::size_t i = 0; i < stats.buckets.size(); ++i) {  // per bucket: summed here
     cumulative += stats.buckets[i];
-    bound.clear();
-    if (i < PoolStats::kBuckets.size()) {
-      appendValue(bound, PoolStats::kBuckets[i]);
-    } else {
-      bound = "+Inf";
-    }
+    const std::string bound =
+        i < PoolStats::kBuckets.size() ? bucketBound(PoolStats::kBuckets[i]) : std::string("+Inf");
     out.sampleU("ibfabric_pool_allocation_duration_seconds_bucket", Labels("le", bound),
                 cumulative);
   }
