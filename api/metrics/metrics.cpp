@@ -5,8 +5,10 @@
 namespace ibfabric::api {
 
 StateRendering renderState(const std::vector<CollectorPtr>& collectors, const ServiceState& state,
-                           const telemetry::EventLog& events, const MetricsOptions& options) {
+                           const telemetry::EventLog& events, const MetricsOptions& options,
+                           std::size_t reserve) {
   StateRendering r;
+  r.text.reserve(reserve);
   const CollectContext context{state, events, options};
   r.collectors = runCollectors(collectors, context, r.text);
   r.fabricReads = fabricReadResults(state);

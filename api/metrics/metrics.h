@@ -15,14 +15,16 @@
 
 namespace ibfabric::api {
 
-/// The state collectors' families of a state.
+/// The state collectors' families of a state. `reserve`: the text's expected size (the previous
+/// rendering's): a page of hundreds of MB then grows without reallocations.
 struct StateRendering {
   std::string text;                          ///< every family but the collector status
   std::vector<CollectorResult> collectors;   ///< one per state collector, in order
   std::vector<CollectorResult> fabricReads;  ///< fabricReadResults(state)
 };
 StateRendering renderState(const std::vector<CollectorPtr>& collectors, const ServiceState& state,
-                           const telemetry::EventLog& events, const MetricsOptions& options);
+                           const telemetry::EventLog& events, const MetricsOptions& options,
+                           std::size_t reserve = 0);
 
 /// A whole page of the state collectors (their families and their status).
 std::string renderMetrics(const ServiceState& state, const telemetry::EventLog& events);

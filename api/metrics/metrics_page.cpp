@@ -48,11 +48,14 @@ void MetricsPage::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-RenderedMetricsPtr MetricsPage::render(const ServiceStatePtr& state, std::uint64_t eventId) const {
+RenderedMetricsPtr MetricsPage::render(const ServiceStatePtr& state, std::uint64_t eventId,
+                                       std::size_t sizeHint) const {
   using Clock = std::chrono::steady_clock;
   auto r = std::make_shared<RenderedMetrics>();
   const auto t0 = Clock::now();
-  StateRendering s = renderState(state_, *state, service_.events(), options_);
+  // A little room over the last size: a fabric that grew by a few ports still fits.
+  StateRendering s =
+      renderState(state_, *state, service_.events(), options_, sizeHint + sizeHint / 16);
   r->text = std::move(s.text);
   r->collectors = std::move(s.collectors);
   r->fabricReads = std::move(s.fabricReads);
@@ -99,7 +102,7 @@ RenderedMetricsPtr MetricsPage::latest() {
     if (latest_) return latest_;
   }
   const std::uint64_t eventId = service_.events().lastId();
-  auto r = render(service_.state(), eventId);
+  auto r = render(service_.state(), eventId, 0);
   std::lock_guard lock(mu_);
   if (!latest_) latest_ = r;
   return latest_;
@@ -113,11 +116,12 @@ void MetricsPage::loop() {
     auto state = service_.state();
     const std::uint64_t eventId = service_.events().lastId();
     if (latest_ && latest_->state.lock() == state && latest_->lastEventId == eventId) continue;
+    const std::size_t sizeHint = latest_ ? latest_->text.size() : 0;
     lock.unlock();
     RenderedMetricsPtr r;
     {
       std::lock_guard renderLock(renderMu_);
-      r = render(state, eventId);
+      r = render(state, eventId, sizeHint);
     }
     spdlog::debug("metrics rendered: {} bytes in {:.3f} s, gzip {} bytes in {:.3f} s",
                   r->text.size(), r->renderSeconds, r->gzip.size(), r->gzipSeconds);

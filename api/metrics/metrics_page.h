@@ -72,7 +72,9 @@ class MetricsPage {
   void stop();
 
  private:
-  RenderedMetricsPtr render(const ServiceStatePtr& state, std::uint64_t eventId) const;
+  /// `sizeHint`: the previous rendering's size (0 for none).
+  RenderedMetricsPtr render(const ServiceStatePtr& state, std::uint64_t eventId,
+                            std::size_t sizeHint) const;
   /// The live collectors' families and every collector's status, for one scrape.
   std::string renderTail(const RenderedMetrics& rendering) const;
   void loop();
