@@ -1,6 +1,5 @@
 #include "api/http/json_views.h"
 
-#include "api/metrics/osm_views.h"
 #include "discovery/formats.h"
 #include "telemetry/port_rates.h"
 
@@ -312,6 +311,34 @@ json eventJson(const telemetry::Event& e) {
                                 {"node", e.remote->description},
                                 {"port", e.remote->port.value()}}
                          : json();
+  return j;
+}
+
+nlohmann::json osmJson(const OsmState& osm, std::chrono::system_clock::time_point now) {
+  const OsmLinkStatus& l = osm.link;
+  if (!l.enabled) return {{"enabled", false}};
+  json j = {{"enabled", true},
+            {"socket", l.socketPath},
+            {"connected", l.connected},
+            {"connections", l.connections},
+            {"events", l.eventsByType},
+            {"malformed_lines", l.malformed},
+            {"plugin_dropped", l.pluginDropped},
+            {"last_seq", l.lastSeq},
+            {"osm_version", l.osmVersion},
+            {"sm_state", l.smState},
+            {"port_probes", osm.portProbes},
+            {"port_probe_fallbacks", osm.portProbeFailures},
+            {"route_refresh_requests", osm.routeRefreshRequests},
+            {"last_route_refresh_reason", osm.lastRouteRefreshReason},
+            {"last_error", l.lastError}};
+  // Full precision (not epochSeconds' milliseconds), as this field always had.
+  j["connected_since"] =
+      l.connectedSince
+          ? json(std::chrono::duration<double>(l.connectedSince->time_since_epoch()).count())
+          : nullptr;
+  j["last_event_age_seconds"] =
+      l.lastEvent ? json(std::chrono::duration<double>(now - *l.lastEvent).count()) : nullptr;
   return j;
 }
 

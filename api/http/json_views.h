@@ -32,6 +32,10 @@ nlohmann::json portJson(const Topology& topology, PortRef ref, const ServiceStat
                         const telemetry::CounterHistory& history);
 nlohmann::json eventJson(const telemetry::Event& event);
 
+/// The OpenSM plugin link (/api/v1/health "osm"): {"enabled": false} when --osm-events is off;
+/// else the link's status and counters.
+nlohmann::json osmJson(const OsmState& osm, std::chrono::system_clock::time_point now);
+
 /// Seconds since the epoch with millisecond precision.
 double epochSeconds(std::chrono::system_clock::time_point t);
 

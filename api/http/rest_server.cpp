@@ -6,7 +6,8 @@
 #include "api/http/http_json.h"
 #include "api/http/router.h"
 #include "api/http/routes/routes.h"
-#include "api/metrics/metrics_cache.h"
+#include "api/metrics/collectors.h"
+#include "api/metrics/metrics_page.h"
 
 namespace ibfabric::api {
 
@@ -34,7 +35,8 @@ RestServer::RestServer(DaemonServices services, RestOptions options)
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_read_timeout(10, 0);
   server_->set_write_timeout(10, 0);
-  metrics_ = std::make_unique<MetricsCache>(services_.fabric, options_.metrics);
+  metrics_ = std::make_unique<MetricsPage>(services_.fabric, options_.metrics,
+                                           liveCollectors(services_));
   router_ = std::make_unique<Router>(*server_, services_, options_, auth_, *metrics_);
   errorHandlers();
   routes();

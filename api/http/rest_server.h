@@ -16,7 +16,7 @@
 #include <string>
 
 #include "api/http/auth.h"
-#include "api/metrics/metrics_cache.h"
+#include "api/metrics/metrics_page.h"
 #include "api/service/daemon_services.h"
 
 namespace httplib {
@@ -72,7 +72,7 @@ class RestServer {
   DaemonServices services_;
   RestOptions options_;
   BearerAuth auth_;
-  std::unique_ptr<MetricsCache> metrics_;  // /metrics, rendered after each state change
+  std::unique_ptr<MetricsPage> metrics_;  // /metrics
   // The server's handlers use the router and the members above: the server goes first.
   std::unique_ptr<Router> router_;
   std::unique_ptr<httplib::Server> server_;

@@ -18,7 +18,7 @@ void refuseTooLarge(Response& res) { sendError(res, 413, "request body too large
 }  // namespace
 
 Router::Router(httplib::Server& server, DaemonServices services, const RestOptions& options,
-               const BearerAuth& auth, MetricsCache& metrics)
+               const BearerAuth& auth, MetricsPage& metrics)
     : server_(server),
       services_(services),
       options_(options),

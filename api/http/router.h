@@ -31,7 +31,7 @@ struct Response;
 namespace ibfabric::api {
 
 struct RestOptions;
-class MetricsCache;
+class MetricsPage;
 
 /// Who may call a route.
 enum class Access {
@@ -46,7 +46,7 @@ class Router {
   static constexpr std::size_t kDefaultBodyLimit = 0;
 
   Router(httplib::Server& server, DaemonServices services, const RestOptions& options,
-         const BearerAuth& auth, MetricsCache& metrics);
+         const BearerAuth& auth, MetricsPage& metrics);
 
   void get(const std::string& pattern, Handler handler);
   void post(const std::string& pattern, Access access, Handler handler,
@@ -59,7 +59,7 @@ class Router {
   const DaemonServices& services() const { return services_; }
   FabricService& fabric() const { return services_.fabric; }
   const RestOptions& options() const { return options_; }
-  MetricsCache& metrics() const { return metrics_; }
+  MetricsPage& metrics() const { return metrics_; }
   /// Host health and export layout per state, shared by the export and extender routes.
   HostLayoutCache& hostLayouts() const { return *hostLayouts_; }
 
@@ -79,7 +79,7 @@ class Router {
   DaemonServices services_;
   const RestOptions& options_;
   const BearerAuth& auth_;
-  MetricsCache& metrics_;
+  MetricsPage& metrics_;
   std::shared_ptr<HostLayoutCache> hostLayouts_;
   std::vector<Limit> limits_;  // routes with a limit other than the default
 };

@@ -1,22 +1,34 @@
-// The Prometheus exposition of a ServiceState (/metrics), built with prometheus-cpp's core model
-// and rendered with its TextSerializer. Names follow Prometheus conventions (docs/api.md):
-// ibfabric_<subsystem>_<name>_<unit>, counters end in _total, bytes in bytes.
+// The Prometheus exposition of one ServiceState: the state collectors (collectors.h) run in
+// order, then their ibfabric_collector_success / _duration_seconds. Names follow Prometheus
+// conventions (docs/api.md): ibfabric_<subsystem>_<name>_<unit>, counters end in _total.
 //
-// A fresh registry is built per scrape from one immutable state, so a scrape never mixes two
-// sweeps. Pure function of its inputs; thread-safe.
+// The served /metrics is this plus the live families (MetricsPage, metrics_page.h). Pure
+// function of its inputs; thread-safe.
 #pragma once
 
-#include <chrono>
 #include <string>
+#include <vector>
 
-#include "api/metrics/metrics_text.h"
+#include "api/metrics/collector.h"
 #include "api/service/service_state.h"
 #include "telemetry/event_log.h"
 
 namespace ibfabric::api {
 
+/// The state collectors' families of a state. `reserve`: the text's expected size (the previous
+/// rendering's): a page of hundreds of MB then grows without reallocations.
+struct StateRendering {
+  std::string text;                          ///< every family but the collector status
+  std::vector<CollectorResult> collectors;   ///< one per state collector, in order
+  std::vector<CollectorResult> fabricReads;  ///< fabricReadResults(state)
+};
+StateRendering renderState(const std::vector<CollectorPtr>& collectors, const ServiceState& state,
+                           const telemetry::EventLog& events, const MetricsOptions& options,
+                           std::size_t reserve = 0);
+
+/// A whole page of the state collectors (their families and their status).
 std::string renderMetrics(const ServiceState& state, const telemetry::EventLog& events);
-/// With options (per-port label set, api/metrics/metrics_text.h).
+/// With options (per-port label set, api/metrics/collector.h).
 std::string renderMetrics(const ServiceState& state, const telemetry::EventLog& events,
                           const MetricsOptions& options);
 

@@ -5,7 +5,7 @@
 // failing hosts turn degraded; those are appended to the service's EventLog as
 // `pool_allocation_degraded`. It times every allocation (PoolStats, read by the metrics room).
 // Its REST face is api/http/routes/pool_routes.cpp, its /metrics families
-// api/metrics/pool_metrics.h.
+// api/metrics/pool_collector.cpp.
 //
 // The follower reads FabricService::state() and EventLog::query()/waitForNewer(): it never
 // blocks a crawl or a sweep.

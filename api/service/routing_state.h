@@ -17,13 +17,6 @@
 #include "api/service/service_state.h"
 #include "routing/routes.h"
 
-namespace prometheus {
-class Gauge;
-class Registry;
-template <typename T>
-class Family;
-}  // namespace prometheus
-
 namespace ibfabric::api {
 
 struct RoutingAnalysis {
@@ -52,16 +45,6 @@ RoutesUpdate updateRoutes(CounterSource& source, const TopologyPtr& topology,
                           const std::shared_ptr<const RoutingAnalysis>& previousAnalysis);
 /// Publishes an update into a state (on success: tables, analysis and routes.* status).
 void applyRoutesUpdate(ServiceState& state, const RoutesUpdate& update);
-
-/// Routing metrics (docs/api.md): ibfabric_collector_success{collector="routes"} (once tables
-/// were attempted), ibfabric_route_problems{kind}, ibfabric_uplink_route_imbalance_ratio{leaf,...},
-/// ibfabric_lft_read_duration_seconds, ibfabric_lft_switches_unread.
-void addRoutingMetrics(prometheus::Registry& registry, const ServiceState& state,
-                       prometheus::Family<prometheus::Gauge>& collectorSuccess);
-
-/// Per-switch table freshness (api/metrics/lft_status_metrics.cpp): ibfabric_lft_switches{state},
-/// ibfabric_lft_switches_direct_route, ibfabric_lft_refresh_duration_seconds.
-void addLftStatusMetrics(prometheus::Registry& registry, const routing::ForwardingTables& tables);
 
 /// Analysis of a set of tables against their own topology.
 std::shared_ptr<const RoutingAnalysis> analyzeRoutes(const routing::ForwardingTables& tables);

@@ -1,26 +1,70 @@
-// The whole /metrics text of a small generated fabric, compared with a golden file: fake
-// counters (two sweeps one second apart), fixed times, an expected topology with one host that
-// is not cabled in. Checked with `promtool check metrics` when promtool is installed.
+// /metrics compared with golden files, checked with `promtool check metrics`:
+//  - the state page of a small generated fabric: fake counters (two sweeps one second apart),
+//    fixed times, an expected topology with one host that is not cabled in;
+//  - the page as served over HTTP by an in-process RestServer with a placement service (one
+//    request answered) and a GPU pool: every collector, live ones included; the gzip form
+//    decompressed is the plain one.
+// Only what varies from run to run is normalised: durations and timestamps.
 //
 // After an intended change: IBFABRIC_UPDATE_GOLDEN=1 ./build/tests/unit_tests
-//   --gtest_filter='ApiMetricsGolden.*' rewrites tests/data/metrics/small-fabric.prom.
+//   --gtest_filter='ApiMetricsGolden*' rewrites tests/data/metrics/*.prom.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "api/daemon/service_config.h"
+#include "api/http/rest_server.h"
 #include "api/metrics/metrics.h"
 #include "api/service/expected_topology.h"
+#include "api/service/pool_service.h"
 #include "discovery/net_topology.h"
 #include "discovery/netfile.h"
+#include "discovery/topogen.h"
+#include "routing/synthetic_tables.h"
 #include "telemetry/link_health_eval.h"
 #include "tests/fakes/fake_sources.h"
 #include "tests/support/golden.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_paths.h"
 
 namespace ibfabric::api {
 namespace {
 
 using namespace std::chrono_literals;
+
+/// What varies between runs of a fixed state: the collectors' own durations.
+const std::regex kCollectorDurations(R"(^(ibfabric_collector_duration_seconds\{[^}]*\}) \S+$)");
+/// What varies between runs of a live daemon: every duration (gauges, histogram sums and
+/// buckets; a histogram's _count stays) and timestamp.
+const std::regex kDurationsAndTimestamps(
+    R"(^(ibfabric_\w*(_duration_seconds|_duration_seconds_sum|_duration_seconds_bucket|)"
+    R"(_timestamp_seconds)(\{[^}]*\})?) \S+$)");
+
+/// The page with the values `varies` matches replaced by "<varies>".
+std::string normalised(const std::string& page, const std::regex& varies) {
+  std::istringstream in(page);
+  std::string out, line;
+  while (std::getline(in, line)) out += std::regex_replace(line, varies, "$1 <varies>") + "\n";
+  return out;
+}
+
+/// `promtool check metrics` findings on `page` (empty: none); nullopt without promtool.
+std::optional<std::string> promtoolFindings(const std::string& page, const std::string& name) {
+  if (testing::runProcess({"sh", "-c", "command -v promtool"}).exitCode != 0) return std::nullopt;
+  auto file = testing::writeScratchFile(name, page);
+  auto r = testing::runProcess({"sh", "-c", "promtool check metrics < " + file.string()}, 60s);
+  EXPECT_EQ(r.exitCode, 0) << r.describe();
+  return r.out + r.err;
+}
 
 ServiceState goldenState() {
   const auto t0 = std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000));
@@ -65,13 +109,9 @@ TEST(ApiMetricsGolden, SmallFabricMatchesTheGoldenFile) {
   const auto s = goldenState();
   telemetry::EventLog log;
   const std::string text = renderMetrics(s, log);
-  testing::expectGolden("metrics/small-fabric.prom", text);
-
-  if (::access("/usr/bin/promtool", X_OK) == 0) {
-    auto file = testing::writeScratchFile("golden.prom", text);
-    auto r = testing::runProcess({"sh", "-c", "promtool check metrics < " + file.string()});
-    EXPECT_EQ(r.exitCode, 0) << r.describe();
-    EXPECT_EQ(r.out + r.err, "") << "promtool lint findings";
+  testing::expectGolden("metrics/small-fabric.prom", normalised(text, kCollectorDurations));
+  if (auto findings = promtoolFindings(text, "golden.prom")) {
+    EXPECT_EQ(*findings, "") << "promtool lint findings";
   }
 }
 
@@ -91,6 +131,141 @@ TEST(ApiMetricsGolden, MinimalPortLabelsMoveDescriptionsToPortInfo) {
                        "level=\"ca\",node=\"ghost1-1\",port=\"1\""),
             std::string::npos)
       << small;
+}
+
+/// gzip (one member or several, RFC 1952) decompressed; fails the test on a bad stream.
+std::string gunzip(const std::string& data) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  std::string out;
+  char buf[1 << 16];
+  int rc = Z_OK;
+  while (z.avail_in > 0 || rc != Z_STREAM_END) {
+    if (rc == Z_STREAM_END) inflateReset(&z);  // the next member
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      ADD_FAILURE() << "bad gzip stream: " << rc;
+      break;
+    }
+    out.append(buf, sizeof buf - z.avail_out);
+  }
+  inflateEnd(&z);
+  return out;
+}
+
+/// The daemon's HTTP side in process: a two-level fabric behind fake sources (counters and
+/// forwarding tables), the placement service and a GPU pool, RestServer on loopback.
+class ApiMetricsGoldenServed : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TopoOptions t;
+    t.leaves = 2;
+    t.spines = 2;
+    t.hostsPerLeaf = 2;
+    NetFabric net = generateTopology("two-level", t).fabric;
+    routing::assignSequentialLids(net);
+    net.reindex();
+    auto source = std::make_unique<ScriptedTopologySource>();
+    source->push(topologyFromNetFabric(net, "memory"));
+    FabricServiceOptions o;
+    o.crawlInterval = 1h;
+    o.sweepInterval = 1h;  // one sweep: the page stays put
+    auto control = std::make_shared<FakeCounterControl>();
+    control->serveTables = true;
+    service_ = std::make_unique<FabricService>(
+        std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
+    placement_ = std::make_unique<PlacementService>(*service_);
+    PoolConfig pc;
+    pc.enabled = true;
+    pc.inventory =
+        testing::writeScratchFile("metrics-golden-pool.json",
+                                  R"({"hosts": [{"name": "dgx[0001-0004]", "gpu_count": 8}]})")
+            .string();
+    pool_ = std::make_unique<PoolService>(*service_, *placement_, pc);
+    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_, pool_.get()},
+                                           RestOptions{});
+    const int port = server_->bind("127.0.0.1", 0);
+    ASSERT_GT(port, 0);
+    http_ = std::thread([this] { server_->run(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port);
+    client_->set_read_timeout(20, 0);
+    client_->set_decompress(false);
+
+    service_->start();
+    pool_->start();
+    ASSERT_TRUE(testing::waitFor(
+        [&] {
+          auto s = service_->state();
+          return s->ready() && s->forwarding != nullptr && pool_->pool().usage().totalGpus == 32;
+        },
+        10s));
+    auto placed = client_->Post("/api/v1/placement", R"({"hosts": 2})", "application/json");
+    ASSERT_TRUE(placed);
+    ASSERT_EQ(placed->status, 200) << placed->body;
+  }
+  void TearDown() override {
+    server_->stop();
+    if (http_.joinable()) http_.join();
+    if (pool_) pool_->stop();
+    if (service_) service_->stop();
+  }
+  httplib::Result get(bool gzip) {
+    return gzip ? client_->Get("/metrics", {{"Accept-Encoding", "gzip"}})
+                : client_->Get("/metrics");
+  }
+  /// The served plain page once it has the final state (two scrapes in a row agree).
+  std::string settledPage() {
+    std::string last;
+    std::string page;
+    EXPECT_TRUE(testing::waitFor(
+        [&] {
+          auto r = get(false);
+          if (!r || r->status != 200) return false;
+          page = r->body;
+          const std::string now = normalised(page, kDurationsAndTimestamps);
+          const bool same = now == last;
+          last = now;
+          return same;
+        },
+        10s, 100ms));
+    return page;
+  }
+
+  std::unique_ptr<FabricService> service_;
+  std::unique_ptr<PlacementService> placement_;
+  std::unique_ptr<PoolService> pool_;
+  std::unique_ptr<RestServer> server_;
+  std::thread http_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(ApiMetricsGoldenServed, ServedPageMatchesTheGoldenFile) {
+  const std::string plain = settledPage();
+  for (const char* family :
+       {"# TYPE ibfabric_port_transmit_bytes_total counter", "# TYPE ibfabric_route_pairs gauge",
+        "ibfabric_placement_requests_total{result=\"ok\"} 1",
+        "ibfabric_placement_duration_seconds_count 1", "# TYPE ibfabric_pool_gpus gauge",
+        "ibfabric_collector_success{collector=\"pool\"} 1"})
+    EXPECT_NE(plain.find(family), std::string::npos) << family;
+  testing::expectGolden("metrics/served-page.prom", normalised(plain, kDurationsAndTimestamps));
+
+  auto gz = get(true);
+  ASSERT_TRUE(gz);
+  EXPECT_EQ(gz->get_header_value("Content-Encoding"), "gzip");
+  EXPECT_EQ(normalised(gunzip(gz->body), kDurationsAndTimestamps),
+            normalised(plain, kDurationsAndTimestamps))
+      << "the gzip page decompressed is the plain page";
+}
+
+TEST_F(ApiMetricsGoldenServed, ServedPagePassesPromtool) {
+  const std::string plain = settledPage();
+  auto findings = promtoolFindings(plain, "served.prom");
+  if (!findings) GTEST_SKIP() << "promtool not installed";
+  EXPECT_EQ(*findings, "") << "promtool lint findings";
 }
 
 }  // namespace

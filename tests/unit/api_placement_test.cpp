@@ -2,7 +2,7 @@
 // answer JSON both ways, metrics text, and the route over real HTTP on loopback.
 #include "api/http/placement_json.h"
 #include "api/http/rest_server.h"
-#include "api/metrics/placement_metrics.h"
+#include "api/metrics/collectors.h"
 #include "api/service/placement_service.h"
 
 #include <gtest/gtest.h>

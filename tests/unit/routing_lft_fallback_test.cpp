@@ -5,14 +5,13 @@
 // and refreshes that keep good tables and re-read only a failed switch after its backoff
 // (counted in MADs), with per-switch status, JSON view and metrics.
 #include <gtest/gtest.h>
-#include <prometheus/registry.h>
-#include <prometheus/text_serializer.h>
 
 #include <map>
 #include <mutex>
 #include <set>
 
 #include "api/http/lft_status.h"
+#include "api/metrics/collectors.h"
 #include "api/service/routing_state.h"
 #include "discovery/topology_edit.h"
 #include "routing/directed_paths.h"
@@ -453,9 +452,9 @@ TEST(LftFallback, StatusJsonAndMetricsNameStaleAndDirectRouteSwitches) {
   }
   EXPECT_EQ(api::tableStatusJson(*topo, *tables, TableState::kOk, false)["switches"].size(), 5u);
 
-  auto registry = std::make_shared<prometheus::Registry>();
-  api::addLftStatusMetrics(*registry, *tables);
-  const std::string text = prometheus::TextSerializer().Serialize(registry->Collect());
+  std::string text;
+  api::MetricWriter out(text);
+  api::writeLftStatus(out, *tables);
   EXPECT_NE(text.find("ibfabric_lft_switches{state=\"ok\"} 5"), std::string::npos) << text;
   EXPECT_NE(text.find("ibfabric_lft_switches{state=\"stale\"} 1"), std::string::npos) << text;
   EXPECT_NE(text.find("ibfabric_lft_switches{state=\"missing\"} 0"), std::string::npos) << text;

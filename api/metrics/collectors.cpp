@@ -1,0 +1,26 @@
+#include "api/metrics/collectors.h"
+
+namespace ibfabric::api {
+
+std::vector<CollectorPtr> stateCollectors() {
+  std::vector<CollectorPtr> c;
+  c.push_back(daemonCollector());
+  c.push_back(topologyCollector());
+  c.push_back(madCollector());
+  c.push_back(eventCollector());
+  c.push_back(routingCollector());
+  c.push_back(lftCollector());
+  c.push_back(osmCollector());
+  c.push_back(portCollector());
+  c.push_back(linkCollector());
+  return c;
+}
+
+std::vector<CollectorPtr> liveCollectors(const DaemonServices& services) {
+  std::vector<CollectorPtr> c;
+  c.push_back(placementCollector(services.placement));
+  if (services.pool) c.push_back(poolCollector(*services.pool));
+  return c;
+}
+
+}  // namespace ibfabric::api

@@ -1,0 +1,37 @@
+// The collectors of /metrics, one per concern, one file each (api/metrics/*_collector.cpp; the
+// metric names of each at the top of its file). Thread-safe as Collector is.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/metrics/collector.h"
+#include "api/service/daemon_services.h"
+#include "routing/forwarding.h"
+
+namespace ibfabric::api {
+
+/// State collectors, in page order: daemon, topology, mad, events, routing, lft, osm, ports,
+/// links.
+std::vector<CollectorPtr> stateCollectors();
+/// Live collectors of the services that have them: placement, and pool when there is one.
+std::vector<CollectorPtr> liveCollectors(const DaemonServices& services);
+
+CollectorPtr daemonCollector();    ///< readiness, failures per fabric read
+CollectorPtr topologyCollector();  ///< the crawl, nodes, fabric counts, expected topology
+CollectorPtr madCollector();       ///< the counter sweep and its MAD engine
+CollectorPtr eventCollector();     ///< the event log
+CollectorPtr routingCollector();   ///< route validation and up-link balance
+CollectorPtr lftCollector();       ///< forwarding-table freshness per switch
+CollectorPtr osmCollector();       ///< the OpenSM plugin link
+CollectorPtr portCollector();      ///< per-port counters, rates, link rates, state, info
+CollectorPtr linkCollector();      ///< per-link health
+CollectorPtr placementCollector(const PlacementService& placement);
+CollectorPtr poolCollector(const PoolService& pool);
+
+/// The forwarding-table freshness families of `tables` (what lftCollector writes).
+void writeLftStatus(MetricWriter& out, const routing::ForwardingTables& tables);
+/// The placement families (what placementCollector writes), as text.
+std::string renderPlacementMetrics(const PlacementStats& stats);
+
+}  // namespace ibfabric::api
