@@ -13,7 +13,8 @@
 // fabric's fastest HCA link (so B / R is in [0, 1]) and leafSets = leaf switches spanned / HCAs
 // per host. Bandwidth dominates at every scale (the leaf and hop terms scale it down by a few
 // percent at most); among near-equal bandwidths fewer leaves and shorter routes win.
-// docs/placement.md has the model and search.
+// docs/placement.md has the model and search; the implementation is in routing/placement/
+// (engine.cpp answers a request step by step; one file per step or scorer).
 #pragma once
 
 #include <memory>
@@ -165,6 +166,13 @@ class PlacementIndex {
   static constexpr std::size_t kMaxRowBytes = std::size_t{64} << 20;
 
  private:
+  // Construction steps (routing/placement/index.cpp), in this order.
+  void buildPortTable();
+  void buildHostsAndBlocks();
+  void buildRankOrder();
+  void buildSwitchColumns();
+  void buildDestinationRows();
+
   TopologyPtr topology_;
   ForwardingTablesPtr tables_;
   std::vector<HostInfo> hosts_;
@@ -227,7 +235,6 @@ class PlacementEngine {
   const LinkLoadModel& load() const { return *load_; }
 
  private:
-  struct Impl;
   PlacementIndexPtr index_;
   std::shared_ptr<const LinkLoadModel> load_;
   PlacementLimits limits_;
