@@ -2,7 +2,7 @@
 // them out: whole hosts to training (chosen by a routing::Placer with the ring pattern), whole
 // GPUs packed onto partly used hosts and MIG slices to inference. docs/pool.md.
 //
-//   inventory    hosts -> GPUs (pool_inventory.h), from a file and/or putHost(); joined with the
+//   inventory    hosts -> GPUs (pool/inventory.h), from a file and/or putHost(); joined with the
 //                fabric's hosts (setTopology): a host the fabric does not know is reported and
 //                never used.
 //   allocations  allocate() / release() / get() / list(); idempotent on the job id (the same
@@ -12,12 +12,12 @@
 //                allocations of strictly lower priority: lowest priority first, and among equal
 //                priorities the youngest (most recently allocated) first; victims not needed in
 //                the end are spared. The answer lists the victims.
-//   quotas       per class, a share of the pool's GPUs inside a daily window (pool_quota.h).
+//   quotas       per class, a share of the pool's GPUs inside a daily window (pool/quota.h).
 //   faults       setTopology() and observeEvent() track each host's HCAs; an allocation on a
 //                host whose HCA link is down, faulty or degraded becomes `degraded` with a
 //                suggested replacement host, and a PoolEvent is emitted.
 //   durability   every change is written to an fsync'd journal before it is applied
-//                (pool_journal.h); the constructor replays it.
+//                (pool/journal_file.h); the constructor replays it.
 //
 // Thread-safety: every public method may be called from any thread (one mutex; decisions are
 // short). The placer is called with the mutex held and must not call back into the pool.
@@ -40,8 +40,8 @@
 #include "discovery/topology.h"
 #include "routing/placement.h"
 #include "scheduler_hooks/export_layout.h"
-#include "scheduler_hooks/pool_inventory.h"
-#include "scheduler_hooks/pool_quota.h"
+#include "scheduler_hooks/pool/inventory.h"
+#include "scheduler_hooks/pool/quota.h"
 #include "telemetry/event_log.h"
 
 namespace ibfabric::scheduler_hooks {

@@ -1,7 +1,7 @@
 // The daemon's `pool:` configuration block (docs/pool.md):
 //
 //   pool:
-//     inventory: /etc/ibfabric/pool.json   # hosts and GPUs (scheduler_hooks/pool_inventory.h)
+//     inventory: /etc/ibfabric/pool.json   # hosts and GPUs (scheduler_hooks/pool/inventory.h)
 //     journal: /var/lib/ibfabric/pool       # directory of the durable journal
 //     compact_every: 1000                   # journal records between snapshots
 //     quotas:
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler_hooks/pool_quota.h"
+#include "scheduler_hooks/pool/quota.h"
 
 namespace ibfabric::api {
 

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "scheduler_hooks/pool_inventory.h"
+#include "scheduler_hooks/pool/inventory.h"
 #include "scheduler_hooks/pool_placer.h"
 
 namespace ibfabric::api {

@@ -14,7 +14,7 @@
 
 #include "discovery/net_topology.h"
 #include "discovery/topogen.h"
-#include "scheduler_hooks/pool_journal.h"
+#include "scheduler_hooks/pool/journal_file.h"
 #include "scheduler_hooks/pool_placer.h"
 #include "tests/support/fabrics.h"
 #include "tests/support/subprocess.h"

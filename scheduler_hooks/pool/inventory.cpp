@@ -1,4 +1,5 @@
-#include "scheduler_hooks/pool_inventory.h"
+// The pool inventory's parsing: host and inventory JSON forms, host lists, MIG profiles.
+#include "scheduler_hooks/pool/inventory.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,7 +1,8 @@
 // Class quotas with daily time windows: "inference may hold at most 60% of the pool's GPUs from
 // 08:00 to 20:00" — QuotaRule{kInference, 0.60, 8:00, 20:00}. Windows are minutes of the day in
 // UTC; a window whose end is not after its start wraps past midnight (20:00-08:00); 00:00-00:00
-// is the whole day. Pure functions; thread-safe.
+// is the whole day. The checks the pool makes against the rules are here too. Pure functions;
+// thread-safe.
 #pragma once
 
 #include <chrono>
@@ -41,5 +42,14 @@ std::optional<int> parseClockTime(std::string_view text);
 /// accepted too; no window = all day). Throws std::invalid_argument naming the field.
 QuotaRule quotaFromJson(const nlohmann::json& j);
 nlohmann::json toJson(const QuotaRule& rule);
+
+/// Why `rules` keep class `c`, holding `held` GPU-equivalents, from taking `eq` more at `now` in
+/// a pool of `totalGpus` (the first active rule it would exceed); nullopt when none does.
+std::optional<std::string> quotaBlock(const std::vector<QuotaRule>& rules, JobClass c, double eq,
+                                      double held, int totalGpus,
+                                      std::chrono::system_clock::time_point now);
+/// The state of one rule with its class holding `usedGpus` at `now`.
+QuotaStatus quotaStatus(const QuotaRule& rule, double usedGpus, int totalGpus,
+                        std::chrono::system_clock::time_point now);
 
 }  // namespace ibfabric::scheduler_hooks

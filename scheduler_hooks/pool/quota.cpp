@@ -1,6 +1,8 @@
-#include "scheduler_hooks/pool_quota.h"
+// Class quotas: job classes, daily UTC windows, the quota JSON form, and the quota checks.
+#include "scheduler_hooks/pool/quota.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -77,6 +79,32 @@ nlohmann::json toJson(const QuotaRule& rule) {
   return {{"class", toString(rule.jobClass)},
           {"max_fraction", rule.maxFraction},
           {"window", rule.window()}};
+}
+
+std::optional<std::string> quotaBlock(const std::vector<QuotaRule>& rules, JobClass c, double eq,
+                                      double held, int totalGpus,
+                                      std::chrono::system_clock::time_point now) {
+  for (const auto& rule : rules) {
+    if (rule.jobClass != c || !rule.activeAt(now)) continue;
+    const double limit = rule.maxFraction * totalGpus;
+    if (held + eq > limit + 1e-9)
+      return "quota: " + std::string(toString(c)) + " may hold " + std::to_string(limit) +
+             " GPUs (" + std::to_string(int(std::lround(rule.maxFraction * 100))) + "% in " +
+             rule.window() + " UTC), holds " + std::to_string(held) + ", asks " +
+             std::to_string(eq);
+  }
+  return std::nullopt;
+}
+
+QuotaStatus quotaStatus(const QuotaRule& rule, double usedGpus, int totalGpus,
+                        std::chrono::system_clock::time_point now) {
+  QuotaStatus s;
+  s.rule = rule;
+  s.active = rule.activeAt(now);
+  s.limitGpus = rule.maxFraction * totalGpus;
+  s.usedGpus = usedGpus;
+  s.exceeded = s.active && s.usedGpus > s.limitGpus + 1e-9;
+  return s;
 }
 
 }  // namespace ibfabric::scheduler_hooks

@@ -1,4 +1,6 @@
-#include "scheduler_hooks/pool_journal.h"
+// PoolJournal: length + CRC-32 records appended with fdatasync, torn-tail recovery, and the
+// atomically renamed snapshot.
+#include "scheduler_hooks/pool/journal_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
