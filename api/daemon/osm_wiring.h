@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "api/service/fabric_service.h"
 #include "api/osm/osm_events.h"
+#include "api/service/fabric_service.h"
 
 namespace ibfabric::api {
 

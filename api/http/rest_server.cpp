@@ -35,8 +35,8 @@ RestServer::RestServer(DaemonServices services, RestOptions options)
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_read_timeout(10, 0);
   server_->set_write_timeout(10, 0);
-  metrics_ = std::make_unique<MetricsPage>(services_.fabric, options_.metrics,
-                                           liveCollectors(services_));
+  metrics_ =
+      std::make_unique<MetricsPage>(services_.fabric, options_.metrics, liveCollectors(services_));
   router_ = std::make_unique<Router>(*server_, services_, options_, auth_, *metrics_);
   errorHandlers();
   routes();

@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "api/http/rest_server.h"
-#include "tests/fakes/fake_sources.h"
 #include "api/service/placement_service.h"
 #include "discovery/net_topology.h"
 #include "discovery/topogen.h"
 #include "routing/synthetic_tables.h"
+#include "tests/fakes/fake_sources.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "api/http/rest_server.h"
-#include "tests/fakes/fake_sources.h"
 #include "api/service/placement_service.h"
+#include "tests/fakes/fake_sources.h"
 
 namespace ibfabric::api {
 namespace {
