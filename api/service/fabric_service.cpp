@@ -248,8 +248,7 @@ void FabricService::runClear(ClearJob& job, CounterSource* source, const Topolog
 }
 
 bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& source,
-                              telemetry::CounterSnapshotPtr& previous,
-                              telemetry::HealthEventTracker& tracker) {
+                              telemetry::SweepAnalyzer& analyzer) {
   const auto attempt = SysClock::now();
   auto fail = [&](const std::string& error) {
     spdlog::warn("sweep failed: {}", error);
@@ -271,7 +270,8 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
     try {
       source = counterSources_();
       sweptTopology.reset();
-      if (previous) source->continueSequenceAfter(previous->sequence);
+      if (const auto& previous = analyzer.previous())
+        source->continueSequenceAfter(previous->sequence);
       spdlog::info("counter source: {}", source->describe());
     } catch (const std::exception& e) {
       return fail(e.what());
@@ -308,39 +308,13 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
                 std::to_string(snap->stats.failedRequests) + " requests failed)");
   }
 
-  std::vector<telemetry::PortRates> rateList;
-  if (previous) rateList = telemetry::computeRates(*previous, *snap, options_.rates);
-  if (!rebaseline_.empty()) {
-    // Ports cleared since the previous sweep start over: no rate (and no reset) this time.
-    std::erase_if(rateList,
-                  [&](const telemetry::PortRates& r) { return rebaseline_.count(r.key) > 0; });
-    rebaseline_.clear();
-  }
-  history_.add(*snap);
-  tracker.observeSweep(*snap, rateList, events_);
-
+  // Rates, history, health and events (telemetry/sweep_analysis.h); ports cleared since the
+  // previous sweep start over: no rate (and no reset) this time.
+  telemetry::SweepAnalysis found = analyzer.analyze(snap, events_, rebaseline_);
+  rebaseline_.clear();
   auto rates = std::make_shared<std::map<telemetry::PortKey, telemetry::PortRates>>();
-  for (auto& r : rateList) rates->emplace(r.key, std::move(r));
-
-  std::map<telemetry::PortKey, telemetry::PortWindow> windows;
-  for (const auto& p : snap->ports) {
-    if (p.status == telemetry::PortStatus::kGone) continue;
-    windows[p.key] = telemetry::summarize(history_.samples(p.key), options_.thresholds.errorWindow,
-                                          options_.thresholds.flapWindow, options_.rates);
-  }
-  auto health =
-      std::make_shared<std::vector<telemetry::LinkHealthReport>>(telemetry::evaluateLinkHealth(
-          *snap->topology,
-          [&](telemetry::PortKey k) -> const telemetry::PortWindow* {
-            auto it = windows.find(k);
-            return it == windows.end() ? nullptr : &it->second;
-          },
-          options_.thresholds));
-  std::erase_if(*health, [&](const telemetry::LinkHealthReport& r) {
-    return !snap->find(r.a) && !snap->find(r.b);
-  });
-  if (previous) tracker.observeHealth(*health, events_);
-  previous = snap;
+  for (auto& r : found.rates) rates->emplace(r.key, std::move(r));
+  auto health = std::make_shared<std::vector<telemetry::LinkHealthReport>>(std::move(found.health));
 
   // Only this thread writes linkLoad, so the previous model can be read outside the lock.
   auto linkLoad = foldSweepIntoLinkLoad(*snap, *rates, *health, state()->linkLoad.get());
@@ -374,8 +348,7 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
 void FabricService::sweepLoop() {
   CounterSourcePtr source;
   TopologyPtr sweptTopology;
-  telemetry::CounterSnapshotPtr previous;
-  telemetry::HealthEventTracker tracker;
+  telemetry::SweepAnalyzer analyzer(history_, {options_.thresholds, options_.rates});
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return stopping_ || latestTopology_ != nullptr; });
   // Clear-counters requests wait in clearJobs_; they are run here, between sweeps.
@@ -390,7 +363,7 @@ void FabricService::sweepLoop() {
     const auto generation = topologyGeneration_;
     lock.unlock();
     const auto started = Clock::now();
-    const bool ok = sweepOnce(sweptTopology, source, previous, tracker);
+    const bool ok = sweepOnce(sweptTopology, source, analyzer);
     const auto st = state();
     lock.lock();
     const auto interval = options_.sweepInterval;

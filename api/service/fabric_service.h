@@ -5,9 +5,9 @@
 //                     requestCrawl()); each new topology is diffed against the previous one and
 //                     the TopologyDelta becomes link_down / link_up events in the EventLog.
 //   sweep thread      every `sweepInterval`, once a topology exists: hands new topologies to
-//                     the CounterSource, sweeps, computes rates against the previous sweep,
-//                     keeps per-port history, judges link health and turns transitions into
-//                     events.
+//                     the CounterSource, sweeps, and has a telemetry::SweepAnalyzer compute
+//                     rates against the previous sweep, keep per-port history, judge link
+//                     health and turn transitions into events.
 // Failures (a crawl that throws, a CounterSource that cannot be created or cannot sweep, a sweep
 // in which no port answered) are logged, counted in the state and retried with exponential
 // backoff (`retryBase` doubling up to the activity's interval); the last good data keeps being
@@ -36,6 +36,7 @@
 #include "telemetry/event_log.h"
 #include "telemetry/link_health_eval.h"
 #include "telemetry/port_rates.h"
+#include "telemetry/sweep_analysis.h"
 
 namespace ibfabric::api {
 
@@ -114,7 +115,7 @@ class FabricService {
   void sweepLoop();
   bool crawlOnce();
   bool sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& source,
-                 telemetry::CounterSnapshotPtr& previous, telemetry::HealthEventTracker& tracker);
+                 telemetry::SweepAnalyzer& analyzer);
   struct ClearJob;
   void runClear(ClearJob& job, CounterSource* source, const TopologyPtr& swept);
   std::chrono::milliseconds backoff(std::uint64_t failures,

@@ -29,6 +29,7 @@
 #include "telemetry/link_health_eval.h"
 #include "telemetry/mad_engine.h"
 #include "telemetry/port_rates.h"
+#include "telemetry/sweep_analysis.h"
 #include "telemetry/umad_transport.h"
 #include "tools/ibfabric/commands.h"
 
@@ -341,14 +342,13 @@ void runCounters(const CountersArgs& args) {
 
   CounterHistory history(64);
   EventLog events(10000);
-  HealthEventTracker tracker;
+  SweepAnalyzer analyzer(history, {ht, ro});
   json out = {{"sweeps", json::array()},
               {"rates", json::array()},
               {"health", json::array()},
               {"xmit_wait_tick_ns", args.xmitWaitTickNs}};
   const bool asJson = args.format == "json";
 
-  CounterSnapshotPtr previous;
   TopologyPtr savedTopology;  // what the baseline was swept on, when the file has it
   if (!args.baseline.empty()) {
     std::ifstream in(args.baseline);
@@ -359,8 +359,7 @@ void runCounters(const CountersArgs& args) {
     for (const auto& p : b["ports"]) snap->ports.push_back(sampleFromJson(p));
     std::sort(snap->ports.begin(), snap->ports.end(),
               [](const PortSample& x, const PortSample& y) { return x.key < y.key; });
-    history.add(*snap);
-    previous = snap;
+    analyzer.setBaseline(snap);
     // Files from before the topology was saved carry counters only: rates, no link events.
     if (b.contains("topology_ibnetdiscover")) {
       try {
@@ -398,10 +397,9 @@ void runCounters(const CountersArgs& args) {
         }
       }
       auto snap = sweeper.sweep();
-      history.add(*snap);
-      std::vector<PortRates> rates;
-      if (previous) rates = computeRates(*previous, *snap, ro);
-      tracker.observeSweep(*snap, rates, events);
+      const bool previous = analyzer.previous() != nullptr;
+      SweepAnalysis found = analyzer.analyze(snap, events);
+      const std::vector<PortRates>& rates = found.rates;
       if (asJson) {
         out["sweeps"].push_back(snapshotJson(*snap));
         if (previous) {
@@ -414,26 +412,9 @@ void runCounters(const CountersArgs& args) {
       } else {
         printRawTable(*snap);
       }
-      if (previous) {
-        std::map<PortKey, PortWindow> windows;
-        for (const auto& s : snap->ports) {
-          windows[s.key] = summarize(history.samples(s.key), ht.errorWindow, ht.flapWindow, ro);
-        }
-        health = evaluateLinkHealth(
-            *sweeper.topology(),
-            [&](PortKey k) -> const PortWindow* {
-              auto it = windows.find(k);
-              return it == windows.end() ? nullptr : &it->second;
-            },
-            ht);
-        // Only links with a polled end.
-        std::erase_if(health, [&](const LinkHealthReport& r) {
-          return !snap->find(r.a) && !snap->find(r.b);
-        });
-        tracker.observeHealth(health, events);
-      }
+      // A single sweep shows raw counters only: its health has no interval behind it.
+      if (previous) health = std::move(found.health);
       std::fflush(stdout);
-      previous = snap;
     }
     auto st = engine.stats();
     out["engine"] = {{"sent", st.sent},         {"retries", st.retries},
@@ -442,10 +423,9 @@ void runCounters(const CountersArgs& args) {
   }
   transport.close();
 
-  if (!args.save.empty() && previous) {
-    json saved = snapshotJson(*previous);
-    saved["topology_ibnetdiscover"] =
-        formatIbnetdiscover(previous->topology ? *previous->topology : *topo);
+  if (const auto& last = analyzer.previous(); !args.save.empty() && last) {
+    json saved = snapshotJson(*last);
+    saved["topology_ibnetdiscover"] = formatIbnetdiscover(last->topology ? *last->topology : *topo);
     std::ofstream o(args.save, std::ios::trunc);
     o << saved.dump() << '\n';
     if (!o) throw CliError("cannot write " + args.save);

@@ -1,0 +1,49 @@
+// SweepAnalyzer: rates, history, link health and events from one sweep.
+#include "telemetry/sweep_analysis.h"
+
+#include <utility>
+
+namespace ibfabric::telemetry {
+
+SweepAnalyzer::SweepAnalyzer(CounterHistory& history, SweepAnalysisOptions options)
+    : history_(history), options_(std::move(options)) {}
+
+void SweepAnalyzer::setBaseline(CounterSnapshotPtr baseline) {
+  if (baseline) history_.add(*baseline);
+  previous_ = std::move(baseline);
+}
+
+SweepAnalysis SweepAnalyzer::analyze(CounterSnapshotPtr snapshot, EventLog& events,
+                                     const std::set<PortKey>& restart) {
+  const CounterSnapshot& snap = *snapshot;
+  SweepAnalysis out;
+  out.firstSweep = previous_ == nullptr;
+  if (previous_) out.rates = computeRates(*previous_, snap, options_.rates);
+  std::erase_if(out.rates, [&](const PortRates& r) { return restart.count(r.key) > 0; });
+  history_.add(snap);
+  tracker_.observeSweep(snap, out.rates, events);
+
+  const HealthThresholds& t = options_.thresholds;
+  for (const auto& p : snap.ports) {
+    if (p.status == PortStatus::kGone) continue;  // no longer linked; its history is gone
+    out.windows[p.key] =
+        summarize(history_.samples(p.key), t.errorWindow, t.flapWindow, options_.rates);
+  }
+  if (snap.topology) {
+    out.health = evaluateLinkHealth(
+        *snap.topology,
+        [&](PortKey k) -> const PortWindow* {
+          auto it = out.windows.find(k);
+          return it == out.windows.end() ? nullptr : &it->second;
+        },
+        t);
+  }
+  // Only links with a polled end.
+  std::erase_if(out.health,
+                [&](const LinkHealthReport& r) { return !snap.find(r.a) && !snap.find(r.b); });
+  if (previous_) tracker_.observeHealth(out.health, events);
+  previous_ = std::move(snapshot);
+  return out;
+}
+
+}  // namespace ibfabric::telemetry
