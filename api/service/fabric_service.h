@@ -7,7 +7,10 @@
 //   sweep thread      every `sweepInterval`, once a topology exists: hands new topologies to
 //                     the CounterSource, sweeps, and has a telemetry::SweepAnalyzer compute
 //                     rates against the previous sweep, keep per-port history, judge link
-//                     health and turn transitions into events.
+//                     health and turn transitions into events; folds the sweep into the
+//                     link-load model (link_load_fold.h); reads the forwarding tables
+//                     (routing_state.h); runs counter clears and OpenSM-triggered port probes
+//                     (the sweep thread owns the MAD engine).
 // Failures (a crawl that throws, a CounterSource that cannot be created or cannot sweep, a sweep
 // in which no port answered) are logged, counted in the state and retried with exponential
 // backoff (`retryBase` doubling up to the activity's interval); the last good data keeps being
@@ -97,8 +100,8 @@ class FabricService {
   void requestPortProbe(Lid switchLid);
   /// Re-probes switches whose ports came up but were not Active yet (call after an SM sweep).
   void requestPendingProbes();
-  /// The subnet manager changed forwarding tables. The hook for re-reading them: counted and
-  /// logged; nothing is re-read until forwarding tables are part of the service state.
+  /// The subnet manager changed forwarding tables: counted in the state, and the sweep thread
+  /// sweeps at once and reads every switch's table in full (not only the stale ones).
   void requestRouteRefresh(const std::string& reason);
   /// Publishes the plugin link's status in the state.
   void setOsmLink(const OsmLinkStatus& link);
