@@ -76,24 +76,17 @@ std::string selfPath(const char* argv0) {
   return ec ? std::string(argv0) : p.string();
 }
 
-int serve(const ServiceConfig& initial, const Flags& flags, const std::string& self) {
-  // Termination and reload signals are taken by sigwait() on this thread only.
-  sigset_t signals;
-  sigemptyset(&signals);
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
+/// The crawl child's command line (api/daemon/crawl_child.h).
+std::vector<std::string> crawlChildArgv(const std::string& self, const ServiceConfig& config) {
+  std::vector<std::string> argv = {self, "--crawl-once"};
+  if (!config.ca.empty()) argv.insert(argv.end(), {"--ca", config.ca});
+  if (config.caPort) argv.insert(argv.end(), {"--ca-port", std::to_string(config.caPort)});
+  if (!config.nodeNameMap.empty()) argv.insert(argv.end(), {"--node-name-map", config.nodeNameMap});
+  return argv;
+}
 
-  ServiceConfig config = initial;
-  std::vector<std::string> childArgv = {self, "--crawl-once"};
-  if (!config.ca.empty()) childArgv.insert(childArgv.end(), {"--ca", config.ca});
-  if (config.caPort)
-    childArgv.insert(childArgv.end(), {"--ca-port", std::to_string(config.caPort)});
-  if (!config.nodeNameMap.empty())
-    childArgv.insert(childArgv.end(), {"--node-name-map", config.nodeNameMap});
-  auto crawlSource = std::make_unique<ChildCrawlSource>(childArgv, config.crawlTimeout);
-  ChildCrawlSource* crawl = crawlSource.get();
-
+/// The sweeps' umad port: MAD engine limits, counter clearing, the MAD proxy child.
+UmadCounterOptions umadOptions(const std::string& self, const ServiceConfig& config) {
   UmadCounterOptions uo;
   uo.ca = config.ca;
   uo.caPort = config.caPort;
@@ -103,49 +96,97 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
   uo.engine.batchWatchdog = std::chrono::seconds(30);
   uo.sweep.clearSaturated = config.clearSaturatedCounters;
   if (config.madTransport == "subprocess") uo.proxyArgv = madProxyArgv(self, config);
+  return uo;
+}
 
+/// The service's intervals and limits; throws when the expected topology cannot be loaded.
+FabricServiceOptions serviceOptions(const ServiceConfig& config) {
   FabricServiceOptions so;
   so.crawlInterval = config.crawlInterval;
   so.sweepInterval = config.sweepInterval;
   so.historyDepth = config.historyDepth;
   so.eventCapacity = config.eventCapacity;
-  if (!config.expectedTopology.empty()) {
-    try {
-      so.expected = loadExpectedTopology(config.expectedTopology);
-    } catch (const std::exception& e) {
-      spdlog::critical("{}", e.what());
-      return 1;
-    }
-  }
-  FabricService service(
-      std::move(crawlSource), [uo] { return makeUmadCounterSource(uo); }, so);
-  service.setCancelCrawl([crawl] { crawl->cancel(); });
+  if (!config.expectedTopology.empty()) so.expected = loadExpectedTopology(config.expectedTopology);
+  return so;
+}
 
-  // One placement engine for REST, the kube-scheduler extender and the pool.
-  PlacementService placement(service);
-  std::unique_ptr<PoolService> pool;  // the GPU pool allocator, with a `pool:` block
-  if (config.pool.enabled) {
-    try {
-      pool = std::make_unique<PoolService>(service, placement, config.pool);
-    } catch (const std::exception& e) {
-      spdlog::critical("pool: {}", e.what());
-      return 1;
-    }
-  }
-
+RestOptions restOptions(const ServiceConfig& config) {
   RestOptions ro;
   ro.token = config.apiToken;
   ro.tlsCert = config.tlsCert;
   ro.tlsKey = config.tlsKey;
   ro.metrics.fullPortLabels = config.metricsPortLabels == "full";
+  return ro;
+}
+
+/// Waits for signals until SIGTERM or SIGINT; SIGHUP re-reads the configuration (intervals, log
+/// level, API token; the listen address and the CA need a restart).
+void runSignalLoop(const sigset_t& signals, const Flags& flags, ServiceConfig config,
+                   FabricService& service, RestServer& server) {
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&signals, &sig) != 0) continue;
+    if (sig != SIGHUP) {
+      spdlog::info("signal {}: shutting down", sig);
+      return;
+    }
+    try {
+      ServiceConfig next = resolveConfig(flags);
+      spdlog::set_level(spdlog::level::from_str(next.logLevel));
+      service.setIntervals(next.crawlInterval, next.sweepInterval);
+      server.setToken(next.apiToken);
+      if (next.listen.host != config.listen.host || next.listen.port != config.listen.port ||
+          next.ca != config.ca || next.caPort != config.caPort)
+        spdlog::warn("reload: listen address and CA changes take effect after a restart");
+      config = next;
+      spdlog::info("reloaded the configuration");
+    } catch (const ConfigError& e) {
+      spdlog::error("reload failed, keeping the running configuration: {}", e.what());
+    }
+  }
+}
+
+/// The daemon: the services (main owns them; each outlives what it is given to), the HTTP
+/// server, the OpenSM listener, then the signal loop and an orderly stop.
+int serve(const ServiceConfig& config, const Flags& flags, const std::string& self) {
+  // Termination and reload signals are taken by sigwait() on this thread only.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  auto crawlSource =
+      std::make_unique<ChildCrawlSource>(crawlChildArgv(self, config), config.crawlTimeout);
+  ChildCrawlSource* crawl = crawlSource.get();
+  const UmadCounterOptions uo = umadOptions(self, config);
+  std::unique_ptr<FabricService> servicePtr;
+  // Declared in the order each needs the ones before it (destroyed in reverse).
+  std::unique_ptr<PlacementService> placement;
+  std::unique_ptr<PoolService> pool;  // the GPU pool allocator, with a `pool:` block
   std::unique_ptr<RestServer> serverPtr;
+  std::unique_ptr<OsmEventListener> osm;
   try {
-    serverPtr = std::make_unique<RestServer>(DaemonServices{service, placement, pool.get()}, ro);
+    servicePtr = std::make_unique<FabricService>(
+        std::move(crawlSource), [uo] { return makeUmadCounterSource(uo); }, serviceOptions(config));
+    // One placement engine for REST, the kube-scheduler extender and the pool.
+    placement = std::make_unique<PlacementService>(*servicePtr);
+    if (config.pool.enabled) {
+      try {
+        pool = std::make_unique<PoolService>(*servicePtr, *placement, config.pool);
+      } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("pool: ") + e.what());
+      }
+    }
+    serverPtr = std::make_unique<RestServer>(DaemonServices{*servicePtr, *placement, pool.get()},
+                                             restOptions(config));
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 1;
   }
+  FabricService& service = *servicePtr;
   RestServer& server = *serverPtr;
+  service.setCancelCrawl([crawl] { crawl->cancel(); });
   const int port = server.bind(config.listen.host, config.listen.port);
   if (port < 0) {
     spdlog::critical("cannot listen on {}:{}", config.listen.host, config.listen.port);
@@ -157,8 +198,6 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
   spdlog::info("ibfabricd {} listening on {}:{} (crawl every {} ms, sweep every {} ms)",
                versionString(), config.listen.host, port, config.crawlInterval.count(),
                config.sweepInterval.count());
-
-  std::unique_ptr<OsmEventListener> osm;
   if (!config.osmEvents.empty()) {
     try {
       osm = startOsmEventListener(config.osmEvents, service);
@@ -172,37 +211,14 @@ int serve(const ServiceConfig& initial, const Flags& flags, const std::string& s
   std::thread http([&server] {
     if (!server.run()) spdlog::error("http server stopped with an error");
   });
-
-  int status = 0;
-  for (;;) {
-    int sig = 0;
-    if (sigwait(&signals, &sig) != 0) continue;
-    if (sig == SIGHUP) {
-      try {
-        ServiceConfig next = resolveConfig(flags);
-        spdlog::set_level(spdlog::level::from_str(next.logLevel));
-        service.setIntervals(next.crawlInterval, next.sweepInterval);
-        server.setToken(next.apiToken);
-        if (next.listen.host != config.listen.host || next.listen.port != config.listen.port ||
-            next.ca != config.ca || next.caPort != config.caPort)
-          spdlog::warn("reload: listen address and CA changes take effect after a restart");
-        config = next;
-        spdlog::info("reloaded the configuration");
-      } catch (const ConfigError& e) {
-        spdlog::error("reload failed, keeping the running configuration: {}", e.what());
-      }
-      continue;
-    }
-    spdlog::info("signal {}: shutting down", sig);
-    break;
-  }
+  runSignalLoop(signals, flags, config, service, server);
   server.stop();
   if (osm) osm->stop();
   if (pool) pool->stop();
   service.stop();
   http.join();
   spdlog::info("stopped");
-  return status;
+  return 0;
 }
 
 }  // namespace

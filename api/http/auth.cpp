@@ -43,9 +43,4 @@ bool BearerAuth::authorize(const httplib::Request& req, httplib::Response& res) 
   return false;
 }
 
-Authorizer BearerAuth::authorizer() const {
-  return
-      [this](const httplib::Request& req, httplib::Response& res) { return authorize(req, res); };
-}
-
 }  // namespace ibfabric::api

@@ -7,7 +7,6 @@
 // other (SIGHUP reload).
 #pragma once
 
-#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -22,17 +21,12 @@ namespace ibfabric::api {
 /// true when both strings are equal; time depends only on the lengths, not on where they differ.
 bool constantTimeEquals(std::string_view a, std::string_view b);
 
-/// Refuses a write (the 401/403 JSON already sent) unless it carries the bearer token.
-using Authorizer = std::function<bool(const httplib::Request&, httplib::Response&)>;
-
 class BearerAuth {
  public:
   explicit BearerAuth(std::string token = {}) : token_(std::move(token)) {}
   void setToken(std::string token);
   /// true: the request may write. false: the error answer is already in `res`.
   bool authorize(const httplib::Request& req, httplib::Response& res) const;
-  /// This check as an Authorizer for route registration (the BearerAuth must outlive it).
-  Authorizer authorizer() const;
 
  private:
   mutable std::mutex mu_;

@@ -3,6 +3,8 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <thread>
+
 #include "api/http/http_json.h"
 #include "api/http/router.h"
 #include "api/http/routes/routes.h"
@@ -49,9 +51,21 @@ int RestServer::bind(const std::string& host, int port) {
   return server_->bind_to_port(host, port) ? port : -1;
 }
 
-bool RestServer::run() { return server_->listen_after_bind(); }
+bool RestServer::run() {
+  // A stop() that came first wins; one that comes while listening starts waits for it below.
+  if (stopRequested_.exchange(false)) return true;
+  running_ = true;
+  const bool ok = server_->listen_after_bind();
+  running_ = false;
+  return ok;
+}
 
 void RestServer::stop() {
+  stopRequested_ = true;
+  // run() may be between its check and httplib's accept loop: wait until it listens (httplib's
+  // stop() does nothing before that) or has returned.
+  while (running_ && !server_->is_running())
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   if (server_->is_running()) server_->stop();
 }
 

@@ -11,6 +11,7 @@
 // Thread-safety: bind() then run() on one thread; stop() and setToken() from any other.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -30,7 +31,7 @@ namespace ibfabric::api {
 class Router;
 
 struct RestOptions {
-  std::string token;  ///< Bearer token for POST endpoints; empty = writes disabled.
+  std::string token;  ///< Bearer token of the write routes (Access::kToken); empty = writes off.
   std::size_t threads = 16;
   /// Body limit of every route that declares none (413 above it); the extender verbs declare
   /// kSchedulerMaxBodyBytes (api/http/routes/routes.h).
@@ -75,6 +76,8 @@ class RestServer {
   std::unique_ptr<MetricsPage> metrics_;  // /metrics
   // The server's handlers use the router and the members above: the server goes first.
   std::unique_ptr<Router> router_;
+  std::atomic<bool> stopRequested_{false};  // stop() before run(): run() returns at once
+  std::atomic<bool> running_{false};        // inside run()
   std::unique_ptr<httplib::Server> server_;
 };
 

@@ -119,9 +119,14 @@ void MetricsPage::loop() {
     const std::size_t sizeHint = latest_ ? latest_->text.size() : 0;
     lock.unlock();
     RenderedMetricsPtr r;
-    {
+    try {
       std::lock_guard renderLock(renderMu_);
       r = render(state, eventId, sizeHint);
+    } catch (const std::exception& e) {
+      // Scrapes keep the last page; the next change (or poll) tries again.
+      spdlog::error("metrics: rendering failed, serving the last page: {}", e.what());
+      lock.lock();
+      continue;
     }
     spdlog::debug("metrics rendered: {} bytes in {:.3f} s, gzip {} bytes in {:.3f} s",
                   r->text.size(), r->renderSeconds, r->gzip.size(), r->gzipSeconds);

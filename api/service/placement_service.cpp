@@ -22,8 +22,9 @@ std::string_view placementResultOf(Kind kind) {
 PlacementService::PlacementService(FabricService& service) : service_(service) {}
 
 std::shared_ptr<const routing::PlacementEngine> PlacementService::engine() {
-  ServiceStatePtr state = service_.state();
+  // The state is read under the lock, so the cached engine only ever moves to newer states.
   std::lock_guard lock(mu_);
+  ServiceStatePtr state = service_.state();
   if (engine_ && state_.lock() == state) return engine_;
   if (!state->topology) throw PlacementError(Kind::kNotReady, "no topology yet (first crawl)");
   if (!state->counters || !state->linkLoad)

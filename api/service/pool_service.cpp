@@ -78,16 +78,26 @@ void PoolService::follow() {
   TopologyPtr seen;
   std::uint64_t last = 0;
   while (!stop_) {
+    // A failure to take in one snapshot or event is logged; the follower never dies of it.
     auto state = service_.state();
     if (state->topology && state->topology != seen) {
-      seen = state->topology;
-      pool_->setTopology(seen);
+      try {
+        pool_->setTopology(state->topology);
+        seen = state->topology;
+      } catch (const std::exception& e) {
+        spdlog::error("pool: cannot take in the new topology (retried): {}", e.what());
+      }
     }
     telemetry::EventQuery q;
     q.sinceId = last;
     for (const auto& e : service_.events().query(q)) {
       last = e.id;
-      if (e.type != telemetry::EventType::kPoolAllocationDegraded) pool_->observeEvent(e);
+      if (e.type == telemetry::EventType::kPoolAllocationDegraded) continue;
+      try {
+        pool_->observeEvent(e);
+      } catch (const std::exception& ex) {
+        spdlog::error("pool: event {} not taken in: {}", e.id, ex.what());
+      }
     }
     service_.events().waitForNewer(last, std::chrono::milliseconds(200));
   }

@@ -61,6 +61,7 @@ bool InProcessDaemon::startAndWaitReady(std::uint64_t sweeps,
 void InProcessDaemon::stopServing() {
   if (server_) server_->stop();
   if (http_.joinable()) http_.join();
+  server_.reset();  // nothing it was given (a pool, say) is read after this
 }
 
 }  // namespace ibfabric::testing

@@ -56,9 +56,9 @@ class InProcessDaemon {
     return {*service_, *placement_, pool};
   }
 
-  /// Creates the RestServer (with `pool`'s routes and metrics when given; it must outlive this
-  /// daemon's server), binds 127.0.0.1:0 and serves from a thread. Returns the port, or -1 when
-  /// the bind failed (then nothing is served). Call once.
+  /// Creates the RestServer (with `pool`'s routes and metrics when given; call stopServing()
+  /// before the pool goes), binds 127.0.0.1:0 and serves from a thread. Returns the port, or -1
+  /// when the bind failed (then nothing is served). Call once.
   int serve(api::RestOptions options = {}, api::PoolService* pool = nullptr);
   /// After serve().
   api::RestServer& server() { return *server_; }
@@ -71,7 +71,8 @@ class InProcessDaemon {
   bool startAndWaitReady(std::uint64_t sweeps = 2,
                          const std::function<bool(const api::ServiceState&)>& also = nullptr,
                          std::chrono::milliseconds timeout = std::chrono::seconds(10));
-  /// Stops the server and joins its thread (the destructor does it too); the service runs on.
+  /// Stops the server, joins its thread and destroys the server (the destructor does it too);
+  /// the service runs on.
   void stopServing();
 
  private:

@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -32,6 +31,8 @@
 #include "telemetry/link_health_eval.h"
 #include "tests/fakes/fake_sources.h"
 #include "tests/support/golden.h"
+#include "tests/support/gzip.h"
+#include "tests/support/in_process_daemon.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
@@ -133,89 +134,42 @@ TEST(ApiMetricsGolden, MinimalPortLabelsMoveDescriptionsToPortInfo) {
       << small;
 }
 
-/// gzip (one member or several, RFC 1952) decompressed; fails the test on a bad stream.
-std::string gunzip(const std::string& data) {
-  z_stream z{};
-  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  std::string out;
-  char buf[1 << 16];
-  int rc = Z_OK;
-  while (z.avail_in > 0 || rc != Z_STREAM_END) {
-    if (rc == Z_STREAM_END) inflateReset(&z);  // the next member
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof buf;
-    rc = inflate(&z, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      ADD_FAILURE() << "bad gzip stream: " << rc;
-      break;
-    }
-    out.append(buf, sizeof buf - z.avail_out);
-  }
-  inflateEnd(&z);
-  return out;
-}
-
 /// The daemon's HTTP side in process: a two-level fabric behind fake sources (counters and
 /// forwarding tables), the placement service and a GPU pool, RestServer on loopback.
 class ApiMetricsGoldenServed : public ::testing::Test {
  protected:
   void SetUp() override {
-    TopoOptions t;
-    t.leaves = 2;
-    t.spines = 2;
-    t.hostsPerLeaf = 2;
-    NetFabric net = generateTopology("two-level", t).fabric;
-    routing::assignSequentialLids(net);
-    net.reindex();
-    auto source = std::make_unique<ScriptedTopologySource>();
-    source->push(topologyFromNetFabric(net, "memory"));
-    FabricServiceOptions o;
-    o.crawlInterval = 1h;
-    o.sweepInterval = 1h;  // one sweep: the page stays put
-    auto control = std::make_shared<FakeCounterControl>();
-    control->serveTables = true;
-    service_ = std::make_unique<FabricService>(
-        std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
-    placement_ = std::make_unique<PlacementService>(*service_);
+    daemon_.topology().push(testing::routableTopology(testing::twoLevel(2, 2, 2)));
     PoolConfig pc;
     pc.enabled = true;
     pc.inventory =
         testing::writeScratchFile("metrics-golden-pool.json",
                                   R"({"hosts": [{"name": "dgx[0001-0004]", "gpu_count": 8}]})")
             .string();
-    pool_ = std::make_unique<PoolService>(*service_, *placement_, pc);
-    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_, pool_.get()},
-                                           RestOptions{});
-    const int port = server_->bind("127.0.0.1", 0);
-    ASSERT_GT(port, 0);
-    http_ = std::thread([this] { server_->run(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", port);
-    client_->set_read_timeout(20, 0);
-    client_->set_decompress(false);
-
-    service_->start();
+    pool_ = std::make_unique<PoolService>(daemon_.service(), daemon_.placement(), pc);
+    ASSERT_GT(daemon_.serve({}, pool_.get()), 0);
+    daemon_.client().set_decompress(false);
     pool_->start();
-    ASSERT_TRUE(testing::waitFor(
-        [&] {
-          auto s = service_->state();
-          return s->ready() && s->forwarding != nullptr && pool_->pool().usage().totalGpus == 32;
-        },
-        10s));
-    auto placed = client_->Post("/api/v1/placement", R"({"hosts": 2})", "application/json");
+    ASSERT_TRUE(daemon_.startAndWaitReady(1, [&](const ServiceState& s) {
+      return s.forwarding != nullptr && pool_->pool().usage().totalGpus == 32;
+    }));
+    auto placed = daemon_.client().Post("/api/v1/placement", R"({"hosts": 2})", "application/json");
     ASSERT_TRUE(placed);
     ASSERT_EQ(placed->status, 200) << placed->body;
   }
   void TearDown() override {
-    server_->stop();
-    if (http_.joinable()) http_.join();
+    daemon_.stopServing();  // the server's pool routes go before the pool
     if (pool_) pool_->stop();
-    if (service_) service_->stop();
+  }
+  static testing::InProcessDaemon::Options daemonOptions() {
+    testing::InProcessDaemon::Options o;
+    o.service.sweepInterval = 1h;  // one sweep: the page stays put
+    o.counters->serveTables = true;
+    return o;
   }
   httplib::Result get(bool gzip) {
-    return gzip ? client_->Get("/metrics", {{"Accept-Encoding", "gzip"}})
-                : client_->Get("/metrics");
+    return gzip ? daemon_.client().Get("/metrics", {{"Accept-Encoding", "gzip"}})
+                : daemon_.client().Get("/metrics");
   }
   /// The served plain page once it has the final state (two scrapes in a row agree).
   std::string settledPage() {
@@ -235,12 +189,8 @@ class ApiMetricsGoldenServed : public ::testing::Test {
     return page;
   }
 
-  std::unique_ptr<FabricService> service_;
-  std::unique_ptr<PlacementService> placement_;
-  std::unique_ptr<PoolService> pool_;
-  std::unique_ptr<RestServer> server_;
-  std::thread http_;
-  std::unique_ptr<httplib::Client> client_;
+  testing::InProcessDaemon daemon_{daemonOptions()};
+  std::unique_ptr<PoolService> pool_;  // after daemon_: destroyed first, the service outlives it
 };
 
 TEST_F(ApiMetricsGoldenServed, ServedPageMatchesTheGoldenFile) {
@@ -256,7 +206,7 @@ TEST_F(ApiMetricsGoldenServed, ServedPageMatchesTheGoldenFile) {
   auto gz = get(true);
   ASSERT_TRUE(gz);
   EXPECT_EQ(gz->get_header_value("Content-Encoding"), "gzip");
-  EXPECT_EQ(normalised(gunzip(gz->body), kDurationsAndTimestamps),
+  EXPECT_EQ(normalised(testing::gunzip(gz->body), kDurationsAndTimestamps),
             normalised(plain, kDurationsAndTimestamps))
       << "the gzip page decompressed is the plain page";
 }

@@ -4,13 +4,13 @@
 #include "api/metrics/metrics_page.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <stdexcept>
 
 #include "api/metrics/collectors.h"
 #include "api/metrics/metrics.h"
 #include "tests/fakes/fake_sources.h"
+#include "tests/support/gzip.h"
 
 namespace ibfabric::api {
 namespace {
@@ -51,29 +51,6 @@ std::string body(const MetricsBody& b) {
     out.append(part);
     at += part.size();
   }
-  return out;
-}
-
-std::string gunzip(const std::string& data) {
-  z_stream z{};
-  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  std::string out;
-  char buf[4096];
-  int rc = Z_OK;
-  while (z.avail_in > 0 || rc != Z_STREAM_END) {
-    if (rc == Z_STREAM_END) inflateReset(&z);
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof buf;
-    rc = inflate(&z, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      ADD_FAILURE() << "bad gzip stream: " << rc;
-      break;
-    }
-    out.append(buf, sizeof buf - z.avail_out);
-  }
-  inflateEnd(&z);
   return out;
 }
 
@@ -140,7 +117,7 @@ TEST(ApiMetricsPage, LiveCollectorsFollowTheStateFamiliesPlainOrGzip) {
 
   const MetricsBody gzBody = page.body(true);
   EXPECT_TRUE(gzBody.gzip());
-  const std::string unzipped = gunzip(body(gzBody));
+  const std::string unzipped = testing::gunzip(body(gzBody));
   // Equal up to the durations of this scrape's collectors (the last family).
   const auto cut = plain.find("# HELP ibfabric_collector_duration_seconds");
   ASSERT_NE(cut, std::string::npos);

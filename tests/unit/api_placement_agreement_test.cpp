@@ -8,15 +8,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <thread>
 
-#include "api/http/rest_server.h"
-#include "api/service/placement_service.h"
-#include "discovery/net_topology.h"
-#include "discovery/topogen.h"
-#include "routing/synthetic_tables.h"
 #include "tests/fakes/fake_sources.h"
-#include "tests/support/subprocess.h"
+#include "tests/support/fabrics.h"
+#include "tests/support/in_process_daemon.h"
 
 namespace ibfabric::api {
 namespace {
@@ -62,42 +57,23 @@ json pod(const json& annotations) {
 
 class ApiPlacementAgreement : public ::testing::Test {
  protected:
-  void SetUp() override {
-    TopoOptions t;
-    t.leaves = 2;
-    t.spines = 2;
-    t.hostsPerLeaf = 2;
-    NetFabric net = generateTopology("two-level", t).fabric;
-    routing::assignSequentialLids(net);
-    net.reindex();
-    topology_ = topologyFromNetFabric(net, "memory");
+  static testing::InProcessDaemon::Options daemonOptions(const TopologyPtr& topology) {
     std::set<Guid> hot;
-    for (NodeIndex i : topology_->findHost(kHot)->hcas) hot.insert(topology_->node(i).guid);
-    auto source = std::make_unique<ScriptedTopologySource>();
-    source->push(topology_);
-    FabricServiceOptions o;
-    o.crawlInterval = 1h;
-    o.sweepInterval = 50ms;
-    auto control = std::make_shared<FakeCounterControl>();
-    control->serveTables = true;
-    service_ = std::make_unique<FabricService>(
-        std::move(source),
-        [control, hot] { return std::make_unique<HotLinkCounters>(control, hot); }, o);
-    placement_ = std::make_unique<PlacementService>(*service_);
-    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_}, RestOptions{});
-    const int port = server_->bind("127.0.0.1", 0);
-    ASSERT_GT(port, 0);
-    http_ = std::thread([this] { server_->run(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", port);
-    client_->set_read_timeout(20, 0);
+    for (NodeIndex i : topology->findHost(kHot)->hcas) hot.insert(topology->node(i).guid);
+    testing::InProcessDaemon::Options o;
+    o.service.sweepInterval = 50ms;
+    o.counters->serveTables = true;
+    o.counterSources = [control = o.counters, hot] {
+      return std::make_unique<HotLinkCounters>(control, hot);
+    };
+    return o;
   }
-  void TearDown() override {
-    server_->stop();
-    if (http_.joinable()) http_.join();
-    service_->stop();
+  void SetUp() override {
+    daemon_.topology().push(topology_);
+    ASSERT_GT(daemon_.serve(), 0);
   }
   json post(const std::string& path, const json& body) {
-    auto res = client_->Post(path.c_str(), body.dump(), "application/json");
+    auto res = daemon_.client().Post(path.c_str(), body.dump(), "application/json");
     EXPECT_TRUE(res) << path;
     if (!res) return {};
     EXPECT_EQ(res->status, 200) << path << ": " << res->body;
@@ -111,12 +87,8 @@ class ApiPlacementAgreement : public ::testing::Test {
   }
 
   static constexpr const char* kHot = "dgx0002";
-  TopologyPtr topology_;
-  std::unique_ptr<FabricService> service_;
-  std::unique_ptr<PlacementService> placement_;
-  std::unique_ptr<RestServer> server_;
-  std::thread http_;
-  std::unique_ptr<httplib::Client> client_;
+  TopologyPtr topology_ = testing::routableTopology(testing::twoLevel(2, 2, 2));
+  testing::InProcessDaemon daemon_{daemonOptions(topology_)};
 };
 
 TEST_F(ApiPlacementAgreement, ExtenderScoresFollowTheRestRanking) {
@@ -137,14 +109,8 @@ TEST_F(ApiPlacementAgreement, ExtenderScoresFollowTheRestRanking) {
                         {"alternatives", 4},
                         {"allow_degraded", false}};
 
-  service_->start();
-  ASSERT_TRUE(testing::waitFor(
-      [&] {
-        auto s = service_->state();
-        return s->ready() && s->forwarding != nullptr && s->linkLoad != nullptr &&
-               s->sweep.runs >= 4;
-      },
-      10s));
+  ASSERT_TRUE(daemon_.startAndWaitReady(
+      4, [](const ServiceState& s) { return s.forwarding != nullptr && s.linkLoad != nullptr; }));
 
   const json before = post("/api/v1/placement", request);
   const json scores = post("/scheduler/prioritize",

@@ -14,6 +14,7 @@
 #include "api/http/rest_server.h"
 #include "tests/fakes/fake_sources.h"
 #include "tests/support/fabrics.h"
+#include "tests/support/in_process_daemon.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -132,30 +133,16 @@ TEST(ApiPlacement, MetricsCountResultsAndDurations) {
 class ApiPlacementHttp : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto source = std::make_unique<ScriptedTopologySource>();
-    source->push(testing::routableTopology(testing::twoLevel(2, 2, 2)));
-    FabricServiceOptions o;
-    o.crawlInterval = 1h;
-    o.sweepInterval = 30ms;
-    auto control = std::make_shared<FakeCounterControl>();
-    control->serveTables = true;
-    service_ = std::make_unique<FabricService>(
-        std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
-    placement_ = std::make_unique<PlacementService>(*service_);
-    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_}, RestOptions{});
-    int port = server_->bind("127.0.0.1", 0);
-    ASSERT_GT(port, 0);
-    http_ = std::thread([this] { server_->run(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", port);
-    client_->set_read_timeout(20, 0);
+    daemon_.topology().push(testing::routableTopology(testing::twoLevel(2, 2, 2)));
+    ASSERT_GT(daemon_.serve(), 0);
   }
-  void TearDown() override {
-    server_->stop();
-    if (http_.joinable()) http_.join();
-    service_->stop();
+  static testing::InProcessDaemon::Options daemonOptions() {
+    testing::InProcessDaemon::Options o;
+    o.counters->serveTables = true;
+    return o;
   }
   json post(const std::string& body, int status) {
-    auto res = client_->Post("/api/v1/placement", body, "application/json");
+    auto res = daemon_.client().Post("/api/v1/placement", body, "application/json");
     EXPECT_TRUE(res);
     if (!res) return {};
     EXPECT_EQ(res->status, status) << res->body;
@@ -164,11 +151,7 @@ class ApiPlacementHttp : public ::testing::Test {
     return j;
   }
 
-  std::unique_ptr<FabricService> service_;
-  std::unique_ptr<PlacementService> placement_;
-  std::unique_ptr<RestServer> server_;
-  std::thread http_;
-  std::unique_ptr<httplib::Client> client_;
+  testing::InProcessDaemon daemon_{daemonOptions()};
 };
 
 TEST_F(ApiPlacementHttp, StatusCodes) {
@@ -182,13 +165,8 @@ TEST_F(ApiPlacementHttp, StatusCodes) {
   j = post(R"({"hosts": 2, "pattern": "mesh"})", 400);
   EXPECT_EQ(j["error"]["reason"], "invalid");
 
-  service_->start();
-  ASSERT_TRUE(testing::waitFor(
-      [&] {
-        auto s = service_->state();
-        return s->ready() && s->forwarding != nullptr;
-      },
-      10s));
+  ASSERT_TRUE(
+      daemon_.startAndWaitReady(1, [](const ServiceState& s) { return s.forwarding != nullptr; }));
   j = post(R"({"hosts": 3, "alternatives": 2})", 200);
   ASSERT_EQ(j["options"].size(), 2u) << j.dump();
   EXPECT_EQ(j["options"][0]["hosts"].size(), 3u);
@@ -203,7 +181,7 @@ TEST_F(ApiPlacementHttp, StatusCodes) {
   j = post(R"({"hosts": 2, "candidates": ["dgx0003", "dgx0004"]})", 200);
   EXPECT_EQ(j["options"][0]["hostlist"], "dgx[0003-0004]") << j.dump();
 
-  auto metrics = client_->Get("/metrics");
+  auto metrics = daemon_.client().Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("ibfabric_placement_requests_total{result=\"invalid\"}"),
             std::string::npos);

@@ -16,6 +16,7 @@
 #include "api/daemon/service_config.h"
 #include "tests/fakes/fake_sources.h"
 #include "tests/support/fabrics.h"
+#include "tests/support/in_process_daemon.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -28,46 +29,36 @@ using nlohmann::json;
 class ApiPool : public ::testing::Test {
  protected:
   void SetUp() override {
-    topology_ = testing::netfileTopology(testing::twoLevel(2, 2, 2));
-    auto source = std::make_unique<ScriptedTopologySource>();
-    source->push(topology_);
-    FabricServiceOptions so;
-    so.crawlInterval = 1h;
-    so.sweepInterval = 1h;
-    auto control = std::make_shared<FakeCounterControl>();
-    service_ = std::make_unique<FabricService>(
-        std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, so);
+    daemon_.topology().push(topology_);
     PoolConfig pc;
     pc.enabled = true;
     pc.inventory =
         testing::writeScratchFile("api-pool.json",
                                   R"({"hosts": [{"name": "dgx[0001-0003]", "gpu_count": 8}]})")
             .string();
-    placement_ = std::make_unique<PlacementService>(*service_);
-    pool_ = std::make_unique<PoolService>(*service_, *placement_, pc);
+    pool_ = std::make_unique<PoolService>(daemon_.service(), daemon_.placement(), pc);
     RestOptions ro;
     ro.token = "t0ken";
-    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_, pool_.get()}, ro);
-    port_ = server_->bind("127.0.0.1", 0);
-    ASSERT_GT(port_, 0);
-    http_ = std::thread([this] { server_->run(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
-    client_->set_read_timeout(20, 0);
+    ASSERT_GT(daemon_.serve(ro, pool_.get()), 0);
   }
   void TearDown() override {
-    server_->stop();
-    if (http_.joinable()) http_.join();
-    pool_->stop();
-    service_->stop();
+    daemon_.stopServing();  // the server's pool routes go before the pool
+    if (pool_) pool_->stop();
+  }
+  static testing::InProcessDaemon::Options daemonOptions() {
+    testing::InProcessDaemon::Options o;
+    o.service.sweepInterval = 1h;
+    return o;
   }
   json send(const std::string& method, const std::string& path, const std::string& body, int status,
             const std::string& token = "t0ken") {
     httplib::Headers h;
     if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
-    auto res = method == "GET"    ? client_->Get(path.c_str())
-               : method == "POST" ? client_->Post(path.c_str(), h, body, "application/json")
-               : method == "PUT"  ? client_->Put(path.c_str(), h, body, "application/json")
-                                  : client_->Delete(path.c_str(), h);
+    httplib::Client& c = daemon_.client();
+    auto res = method == "GET"    ? c.Get(path.c_str())
+               : method == "POST" ? c.Post(path.c_str(), h, body, "application/json")
+               : method == "PUT"  ? c.Put(path.c_str(), h, body, "application/json")
+                                  : c.Delete(path.c_str(), h);
     EXPECT_TRUE(res) << path;
     if (!res) return {};
     EXPECT_EQ(res->status, status) << method << " " << path << ": " << res->body;
@@ -79,14 +70,9 @@ class ApiPool : public ::testing::Test {
     return j;
   }
 
-  TopologyPtr topology_;
-  std::unique_ptr<FabricService> service_;
-  std::unique_ptr<PlacementService> placement_;
-  std::unique_ptr<PoolService> pool_;
-  std::unique_ptr<RestServer> server_;
-  std::thread http_;
-  int port_ = 0;
-  std::unique_ptr<httplib::Client> client_;
+  TopologyPtr topology_ = testing::netfileTopology(testing::twoLevel(2, 2, 2));
+  testing::InProcessDaemon daemon_{daemonOptions()};
+  std::unique_ptr<PoolService> pool_;  // after daemon_: destroyed first, the service outlives it
 };
 
 TEST_F(ApiPool, AllocationsHostsUsageAndMetrics) {
@@ -94,7 +80,7 @@ TEST_F(ApiPool, AllocationsHostsUsageAndMetrics) {
       R"({"job_id": "j1", "gpus": 16, "gpus_per_host": 8, "class": "training", "priority": 1})";
   // Before the first crawl the pool knows no fabric: 503.
   send("POST", "/api/v1/pool/allocations", req, 503);
-  service_->start();
+  daemon_.service().start();
   pool_->start();
   ASSERT_TRUE(testing::waitFor([&] { return pool_->pool().usage().totalGpus == 24; }, 10s));
 
@@ -135,8 +121,8 @@ TEST_F(ApiPool, AllocationsHostsUsageAndMetrics) {
   // A link_down event on one of j1's hosts reaches the pool through the follower.
   const std::string h0 = a["allocation"]["hosts"][0]["host"];
   const Node& hca = topology_->node(topology_->findHost(h0)->hcas.at(0));
-  service_->events().append(telemetry::EventType::kLinkDown,
-                            {hca.guid, hca.description, PortNum(1)}, std::nullopt, "test");
+  daemon_.service().events().append(telemetry::EventType::kLinkDown,
+                                    {hca.guid, hca.description, PortNum(1)}, std::nullopt, "test");
   ASSERT_TRUE(testing::waitFor(
       [&] { return send("GET", "/api/v1/pool/allocations/j1", "", 200)["state"] == "degraded"; },
       10s));
@@ -145,7 +131,7 @@ TEST_F(ApiPool, AllocationsHostsUsageAndMetrics) {
   auto events = send("GET", "/api/v1/events?type=pool_allocation_degraded", "", 200);
   EXPECT_EQ(events["events"].size(), 1u);
 
-  auto metrics = client_->Get("/metrics");
+  auto metrics = daemon_.client().Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_THAT(metrics->body,
               HasSubstr("ibfabric_pool_gpus{class=\"training\",state=\"degraded\"} 16"));
