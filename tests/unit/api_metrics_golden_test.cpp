@@ -30,6 +30,7 @@
 #include "routing/synthetic_tables.h"
 #include "telemetry/link_health_eval.h"
 #include "tests/fakes/fake_sources.h"
+#include "tests/support/fabrics.h"
 #include "tests/support/golden.h"
 #include "tests/support/gzip.h"
 #include "tests/support/in_process_daemon.h"
