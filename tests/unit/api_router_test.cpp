@@ -6,11 +6,8 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
-#include <thread>
 
-#include "api/http/rest_server.h"
-#include "api/service/placement_service.h"
-#include "tests/fakes/fake_sources.h"
+#include "tests/support/in_process_daemon.h"
 
 namespace ibfabric::api {
 namespace {
@@ -21,24 +18,11 @@ using nlohmann::json;
 class ApiRouter : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto source = std::make_unique<ScriptedTopologySource>();
-    source->pushFailure("no fabric");  // never crawled: handlers answer 503
-    service_ =
-        std::make_unique<FabricService>(std::move(source), [] { return CounterSourcePtr(); });
-    placement_ = std::make_unique<PlacementService>(*service_);
+    daemon_.topology().pushFailure("no fabric");  // never crawled: handlers answer 503
     RestOptions ro;
     ro.token = "t0ken";
-    server_ = std::make_unique<RestServer>(DaemonServices{*service_, *placement_}, ro);
-    const int port = server_->bind("127.0.0.1", 0);
-    ASSERT_GT(port, 0);
-    http_ = std::thread([this] { server_->run(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", port);
-    client_->set_read_timeout(20, 0);
-    client_->set_write_timeout(20, 0);
-  }
-  void TearDown() override {
-    server_->stop();
-    if (http_.joinable()) http_.join();
+    ASSERT_GT(daemon_.serve(ro), 0);
+    daemon_.client().set_write_timeout(20, 0);
   }
   static void expectTooLarge(const httplib::Result& res) {
     ASSERT_TRUE(res);
@@ -48,11 +32,7 @@ class ApiRouter : public ::testing::Test {
     EXPECT_EQ(j["error"]["message"], "request body too large") << res->body;
   }
 
-  std::unique_ptr<FabricService> service_;
-  std::unique_ptr<PlacementService> placement_;
-  std::unique_ptr<RestServer> server_;
-  std::thread http_;
-  std::unique_ptr<httplib::Client> client_;
+  testing::InProcessDaemon daemon_;
 };
 
 /// A valid ExtenderArgs body of at least `bytes` bytes (the pod carries a long annotation).
@@ -65,11 +45,12 @@ std::string extenderArgs(std::size_t bytes) {
 TEST_F(ApiRouter, DefaultLimitForEveryRouteButTheExtenderVerbs) {
   const std::size_t over = RestOptions{}.maxBodyBytes + 1;
   // A route without a limit of its own keeps the default, whether it needs the token or not.
-  expectTooLarge(client_->Post("/api/v1/placement", std::string(over, ' '), "application/json"));
-  expectTooLarge(client_->Post("/api/v1/discover", std::string(over, 'x'), "text/plain"));
+  expectTooLarge(
+      daemon_.client().Post("/api/v1/placement", std::string(over, ' '), "application/json"));
+  expectTooLarge(daemon_.client().Post("/api/v1/discover", std::string(over, 'x'), "text/plain"));
   // The extender verbs read 1 MiB (their handler answers: no fabric yet).
   for (const char* verb : {"/scheduler/prioritize", "/scheduler/filter"}) {
-    auto res = client_->Post(verb, extenderArgs(1 << 20), "application/json");
+    auto res = daemon_.client().Post(verb, extenderArgs(1 << 20), "application/json");
     ASSERT_TRUE(res) << verb;
     EXPECT_EQ(res->status, 503) << verb << ": " << res->body.substr(0, 200);
     json j = json::parse(res->body, nullptr, false);
@@ -87,23 +68,24 @@ TEST_F(ApiRouter, ChunkedBodiesKeepTheRouteLimit) {
       return true;
     };
   };
-  expectTooLarge(client_->Post("/api/v1/placement", chunked(8), "application/json"));
-  auto ok = client_->Post("/api/v1/placement", chunked(1), "application/json");
+  expectTooLarge(daemon_.client().Post("/api/v1/placement", chunked(8), "application/json"));
+  auto ok = daemon_.client().Post("/api/v1/placement", chunked(1), "application/json");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 400) << ok->body;  // read and parsed: blanks are not JSON
 }
 
 TEST_F(ApiRouter, TokenRoutesCheckBeforeTheHandler) {
   // Without the token the handler never runs: no crawl is requested, 401/403 answer.
-  auto res = client_->Post("/api/v1/ports/0x1/1/clear-counters", "", "application/json");
+  auto res = daemon_.client().Post("/api/v1/ports/0x1/1/clear-counters", "", "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 401) << res->body;
-  res = client_->Post("/api/v1/ports/0x1/1/clear-counters",
-                      httplib::Headers{{"Authorization", "Bearer t0ken"}}, "", "application/json");
+  res = daemon_.client().Post("/api/v1/ports/0x1/1/clear-counters",
+                              httplib::Headers{{"Authorization", "Bearer t0ken"}}, "",
+                              "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 503) << res->body;  // the handler's own answer: not crawled yet
   // A read route of the same path needs no token.
-  res = client_->Get("/api/v1/ports/0x1/1");
+  res = daemon_.client().Get("/api/v1/ports/0x1/1");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 503) << res->body;
 }
