@@ -52,9 +52,13 @@ int RestServer::bind(const std::string& host, int port) {
 }
 
 bool RestServer::run() {
-  // A stop() that came first wins; one that comes while listening starts waits for it below.
-  if (stopRequested_.exchange(false)) return true;
+  // running_ is set before stopRequested_ is read, and stop() does the reverse: one of the two
+  // sees the other, so a stop() never slips between the check and httplib's accept loop.
   running_ = true;
+  if (stopRequested_) {
+    running_ = false;
+    return true;
+  }
   const bool ok = server_->listen_after_bind();
   running_ = false;
   return ok;

@@ -76,7 +76,7 @@ class RestServer {
   std::unique_ptr<MetricsPage> metrics_;  // /metrics
   // The server's handlers use the router and the members above: the server goes first.
   std::unique_ptr<Router> router_;
-  std::atomic<bool> stopRequested_{false};  // stop() before run(): run() returns at once
+  std::atomic<bool> stopRequested_{false};  // stop() was called: run() returns at once
   std::atomic<bool> running_{false};        // inside run()
   std::unique_ptr<httplib::Server> server_;
 };
