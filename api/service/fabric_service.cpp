@@ -155,12 +155,7 @@ bool FabricService::crawlOnce() {
   publish([&](ServiceState& s) {
     s.topology = topology;
     if (comparison) s.comparison = comparison;
-    s.crawl.runs++;
-    s.crawl.consecutiveFailures = 0;
-    s.crawl.lastAttempt = attempt;
-    s.crawl.lastSuccess = SysClock::now();
-    s.crawl.lastDuration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
-    s.crawl.lastError.clear();
+    s.crawl.succeeded(attempt, std::chrono::duration_cast<std::chrono::nanoseconds>(took));
     s.crawl.inProgressSince.reset();
   });
   {
@@ -327,12 +322,7 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
     s.linkLoad = linkLoad;
     s.engine = engine;
     s.sweepSource = sourceName;
-    s.sweep.runs++;
-    s.sweep.consecutiveFailures = 0;
-    s.sweep.lastAttempt = attempt;
-    s.sweep.lastSuccess = SysClock::now();
-    s.sweep.lastDuration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
-    s.sweep.lastError.clear();
+    s.sweep.succeeded(attempt, std::chrono::duration_cast<std::chrono::nanoseconds>(took));
   });
   // Forwarding tables ride on the same MAD engine (api/service/routing_state.h); never fails the
   // sweep.

@@ -42,6 +42,16 @@ struct ActivityStatus {
   std::optional<std::chrono::system_clock::time_point> nextAttempt;
   /// Set while an attempt runs (a crawl child that hangs shows here).
   std::optional<std::chrono::system_clock::time_point> inProgressSince;
+
+  /// The attempt started at `attempt` succeeded after `took`.
+  void succeeded(std::chrono::system_clock::time_point attempt, std::chrono::nanoseconds took) {
+    runs++;
+    consecutiveFailures = 0;
+    lastAttempt = attempt;
+    lastSuccess = std::chrono::system_clock::now();
+    lastDuration = took;
+    lastError.clear();
+  }
 };
 
 struct RoutingAnalysis;  // api/service/routing_state.h
