@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "api/metrics/metric_writer.h"
+#include "api/metrics/metrics_shard.h"
 #include "api/service/service_state.h"
 #include "telemetry/event_log.h"
 
@@ -30,11 +31,13 @@ struct MetricsOptions {
   bool fullPortLabels = true;
 };
 
-/// What a rendering reads: one state snapshot, the event log, the page's options.
+/// What a rendering reads: one state snapshot, the event log, the page's options, and the part
+/// of the fabric this page exports (per-switch series outside `shard` are left out).
 struct CollectContext {
   const ServiceState& state;
   const telemetry::EventLog& events;
   const MetricsOptions& options;
+  MetricsShard shard{};
 };
 
 class Collector {
