@@ -190,7 +190,59 @@ std::string formatSummary(const Topology& t) {
   return out.str();
 }
 
-json toJson(const Topology& t) {
+namespace {
+
+json nodeJson(const Topology& t, const Node& n) {
+  json ports = json::array();
+  for (const auto& p : n.ports) {
+    if (!p) continue;
+    json jp = {{"num", p->num.value()},
+               {"guid", toString(p->guid)},
+               {"lid", p->lid.value()},
+               {"lmc", p->lmc},
+               {"state", toString(p->state)},
+               {"phys_state", toString(p->physState)},
+               {"width_supported", widths(p->widthSupported)},
+               {"width_enabled", widths(p->widthEnabled)},
+               {"speed_supported", speeds(p->speedSupported)},
+               {"speed_enabled", speeds(p->speedEnabled)},
+               {"active_rate", rateJson(p->activeRate)},
+               {"rate_gbps", p->activeRate ? p->activeRate->dataGbps() : 0.0},
+               {"remote", p->remote ? portRef(t, *p->remote) : json(nullptr)},
+               {"direction", toString(p->direction)},
+               {"link", p->link ? json(*p->link) : json(nullptr)}};
+    ports.push_back(std::move(jp));
+  }
+  return {{"index", n.index},
+          {"type", nodeTypeName(n.type)},
+          {"guid", toString(n.guid)},
+          {"sys_image_guid", toString(n.sysImageGuid)},
+          {"description", n.description},
+          {"node_description", n.nodeDescription},
+          {"vendor_id", n.vendorId},
+          {"device_id", n.deviceId},
+          {"revision", n.revision},
+          {"num_ports", n.numPorts},
+          {"lid", n.lid().value()},
+          {"level", n.level},
+          {"host", n.host ? json(*n.host) : json(nullptr)},
+          {"hca_index", n.hcaIndex},
+          {"rail", n.rail},
+          {"group", n.group},
+          {"ports", std::move(ports)}};
+}
+
+json linkJson(const Topology& t, const Link& l) {
+  return {{"a", portRef(t, l.a)},
+          {"b", portRef(t, l.b)},
+          {"rate", rateJson(l.rate)},
+          {"gbps", l.gbps()},
+          {"enabled_rate", rateJson(l.enabledRate)},
+          {"below_enabled", l.belowEnabled()}};
+}
+
+// Everything but the nodes and links (small at any size); `counts` complete.
+json summaryJson(const Topology& t) {
   const auto& st = t.stats();
   json j;
   j["schema"] = kTopologyJsonSchema;
@@ -210,59 +262,6 @@ json toJson(const Topology& t) {
   for (auto& [level, nodes] : byLevel)
     levels.push_back({{"level", level}, {"name", levelName(level)}, {"nodes", indexList(nodes)}});
   j["levels"] = std::move(levels);
-
-  json nodes = json::array();
-  for (const Node& n : t.nodes()) {
-    json ports = json::array();
-    for (const auto& p : n.ports) {
-      if (!p) continue;
-      json jp = {{"num", p->num.value()},
-                 {"guid", toString(p->guid)},
-                 {"lid", p->lid.value()},
-                 {"lmc", p->lmc},
-                 {"state", toString(p->state)},
-                 {"phys_state", toString(p->physState)},
-                 {"width_supported", widths(p->widthSupported)},
-                 {"width_enabled", widths(p->widthEnabled)},
-                 {"speed_supported", speeds(p->speedSupported)},
-                 {"speed_enabled", speeds(p->speedEnabled)},
-                 {"active_rate", rateJson(p->activeRate)},
-                 {"rate_gbps", p->activeRate ? p->activeRate->dataGbps() : 0.0},
-                 {"remote", p->remote ? portRef(t, *p->remote) : json(nullptr)},
-                 {"direction", toString(p->direction)},
-                 {"link", p->link ? json(*p->link) : json(nullptr)}};
-      ports.push_back(std::move(jp));
-    }
-    json jn = {{"index", n.index},
-               {"type", nodeTypeName(n.type)},
-               {"guid", toString(n.guid)},
-               {"sys_image_guid", toString(n.sysImageGuid)},
-               {"description", n.description},
-               {"node_description", n.nodeDescription},
-               {"vendor_id", n.vendorId},
-               {"device_id", n.deviceId},
-               {"revision", n.revision},
-               {"num_ports", n.numPorts},
-               {"lid", n.lid().value()},
-               {"level", n.level},
-               {"host", n.host ? json(*n.host) : json(nullptr)},
-               {"hca_index", n.hcaIndex},
-               {"rail", n.rail},
-               {"group", n.group},
-               {"ports", std::move(ports)}};
-    nodes.push_back(std::move(jn));
-  }
-  j["nodes"] = std::move(nodes);
-
-  json links = json::array();
-  for (const Link& l : t.links())
-    links.push_back({{"a", portRef(t, l.a)},
-                     {"b", portRef(t, l.b)},
-                     {"rate", rateJson(l.rate)},
-                     {"gbps", l.gbps()},
-                     {"enabled_rate", rateJson(l.enabledRate)},
-                     {"below_enabled", l.belowEnabled()}});
-  j["links"] = std::move(links);
 
   json hosts = json::array();
   for (const Host& h : t.hosts())
@@ -292,6 +291,52 @@ json toJson(const Topology& t) {
   j["findings"] = std::move(findings);
   j["counts"]["degraded_links"] = degradedLinks(issues);
   return j;
+}
+
+}  // namespace
+
+json toJson(const Topology& t) {
+  json j = summaryJson(t);
+  json nodes = json::array();
+  for (const Node& n : t.nodes()) nodes.push_back(nodeJson(t, n));
+  j["nodes"] = std::move(nodes);
+  json links = json::array();
+  for (const Link& l : t.links()) links.push_back(linkJson(t, l));
+  j["links"] = std::move(links);
+  return j;
+}
+
+void writeJson(const Topology& t, const std::function<void(std::string_view)>& out) {
+  // toJson(t).dump() byte for byte: an object's keys in name order ("links" and "nodes" among
+  // the summary's), the two big arrays one element at a time.
+  json summary = summaryJson(t);
+  summary["links"] = nullptr;
+  summary["nodes"] = nullptr;
+  out("{");
+  bool firstKey = true;
+  std::string text;
+  for (const auto& [key, value] : summary.items()) {
+    text.assign(firstKey ? "" : ",");
+    firstKey = false;
+    text += json(key).dump();
+    text += ':';
+    if (key == "links" || key == "nodes") {
+      text += '[';
+      out(text);
+      const bool links = key == "links";
+      const std::size_t n = links ? t.links().size() : t.nodes().size();
+      for (std::size_t i = 0; i < n; ++i) {
+        text.assign(i ? "," : "");
+        text += (links ? linkJson(t, t.links()[i]) : nodeJson(t, t.nodes()[i])).dump();
+        out(text);
+      }
+      out("]");
+      continue;
+    }
+    text += value.dump();
+    out(text);
+  }
+  out("}");
 }
 
 std::string formatDot(const Topology& t) {

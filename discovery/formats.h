@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,9 @@ inline constexpr std::size_t kSummaryFindings = 5;
 
 std::string formatSummary(const Topology& topology);
 nlohmann::json toJson(const Topology& topology);
+/// toJson(topology).dump(), byte for byte, written to `out` in pieces (a node or a cable at a
+/// time): never the whole document in memory, as text or as a JSON tree.
+void writeJson(const Topology& topology, const std::function<void(std::string_view)>& out);
 std::string formatDot(const Topology& topology);
 std::string formatIbnetdiscover(const Topology& topology);
 

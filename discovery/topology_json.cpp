@@ -3,6 +3,8 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "discovery/formats.h"
 #include "discovery/node_name_map.h"
@@ -99,24 +101,12 @@ std::string quoteName(const std::string& name) {
   return out + "\"";
 }
 
-}  // namespace
-
-TopologyPtr topologyFromJson(const json& doc) {
-  if (!doc.is_object()) fail("not an object");
-  if (text(doc, "schema", "document") != kTopologyJsonSchema)
-    fail("schema is not \"" + std::string(kTopologyJsonSchema) + "\"");
-  const json& nodes = field(doc, "nodes", "document");
-  const json& links = field(doc, "links", "document");
-  if (!nodes.is_array() || !links.is_array()) fail("nodes and links must be arrays");
-
-  TopologyBuilder builder;
-  builder.reserve(nodes.size());
-  std::vector<Guid> guidOfIndex(nodes.size());
-  std::string nameMapText;
-
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const json& n = nodes[i];
-    const std::string where = "nodes[" + std::to_string(i) + "]";
+// Rebuilds a snapshot one element at a time: nodes (with their ports) as they come, cables kept
+// until every node is known (the writer's keys are in name order: "links" precede "nodes").
+class TopologyReader {
+ public:
+  void node(const json& n) {
+    const std::string where = "nodes[" + std::to_string(nodes_++) + "]";
     if (!n.is_object()) fail(where + ": not an object");
     TopologyBuilder::NodeInfo info;
     info.type = nodeType(text(n, "type", where), where);
@@ -127,91 +117,153 @@ TopologyPtr topologyFromJson(const json& doc) {
     info.deviceId = number<std::uint32_t>(n, "device_id", where);
     info.revision = number<std::uint32_t>(n, "revision", where);
     info.numPorts = number<int>(n, "num_ports", where);
-    const auto index = number<std::size_t>(n, "index", where);
-    if (index >= nodes.size()) fail(where + ".index: out of range");
-    guidOfIndex[index] = info.guid;
+    indices_.push_back(number<std::size_t>(n, "index", where));
     try {
-      builder.addNode(info);
+      builder_.addNode(info);
     } catch (const std::invalid_argument& e) {
       fail(where + ": " + e.what());
     }
     const std::string description = text(n, "description", where);
     if (description != info.nodeDescription)
-      nameMapText += toString(info.guid) + " " + quoteName(description) + "\n";
-
+      nameMapText_ += toString(info.guid) + " " + quoteName(description) + "\n";
     const json& ports = field(n, "ports", where);
     if (!ports.is_array()) fail(where + ".ports: not an array");
-    for (std::size_t k = 0; k < ports.size(); ++k) {
-      const json& p = ports[k];
-      const std::string pw = where + ".ports[" + std::to_string(k) + "]";
-      Port port;
-      const int num = number<int>(p, "num", pw);
-      if (num < 0 || num > 255) fail(pw + ".num: out of range");
-      port.num = PortNum(static_cast<std::uint8_t>(num));
-      port.guid = guidField(p, "guid", pw);
-      port.lid = Lid(number<std::uint16_t>(p, "lid", pw));
-      port.lmc = number<std::uint8_t>(p, "lmc", pw);
-      port.state = portState(text(p, "state", pw), pw);
-      port.physState = physState(text(p, "phys_state", pw), pw);
-      port.widthSupported = widthMask(p, "width_supported", pw);
-      port.widthEnabled = widthMask(p, "width_enabled", pw);
-      port.speedSupported = speedMask(p, "speed_supported", pw);
-      port.speedEnabled = speedMask(p, "speed_enabled", pw);
-      const json& rate = field(p, "active_rate", pw);
-      if (rate.is_string()) {
-        port.activeRate = parseLinkRate(rate.get<std::string>());
-        if (!port.activeRate) fail(pw + ".active_rate: bad rate");
-      } else if (!rate.is_null()) {
-        fail(pw + ".active_rate: not a string or null");
-      }
-      try {
-        builder.addPort(info.guid, port);
-      } catch (const std::invalid_argument& e) {
-        fail(pw + ": " + e.what());
-      }
-    }
+    for (std::size_t k = 0; k < ports.size(); ++k)
+      port(info.guid, ports[k], where + ".ports[" + std::to_string(k) + "]");
   }
 
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    const json& l = links[i];
-    const std::string where = "links[" + std::to_string(i) + "]";
+  void link(const json& l) {
+    const std::string where = "links[" + std::to_string(links_.size()) + "]";
     auto end = [&](const char* name) {
       const json& e = field(l, name, where);
       const std::string ew = where + "." + name;
       const int port = number<int>(e, "port", ew);
       if (port < 0 || port > 255) fail(ew + ".port: out of range");
-      return std::pair{guidField(e, "guid", ew), PortNum(static_cast<std::uint8_t>(port))};
+      return End{guidField(e, "guid", ew), PortNum(static_cast<std::uint8_t>(port))};
     };
-    auto [ga, pa] = end("a");
-    auto [gb, pb] = end("b");
+    links_.push_back({end("a"), end("b")});
+  }
+
+  /// `doc`: the document without its node and link elements (schema, source, crawl).
+  TopologyPtr finish(const json& doc) {
+    if (!doc.is_object()) fail("not an object");
+    if (text(doc, "schema", "document") != kTopologyJsonSchema)
+      fail("schema is not \"" + std::string(kTopologyJsonSchema) + "\"");
+    const json& nodes = field(doc, "nodes", "document");
+    const json& links = field(doc, "links", "document");
+    if (!nodes.is_array() || !links.is_array()) fail("nodes and links must be arrays");
+    for (std::size_t i = 0; i < indices_.size(); ++i)
+      if (indices_[i] >= nodes_) fail("nodes[" + std::to_string(i) + "].index: out of range");
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      const auto& [a, b] = links_[i];
+      try {
+        builder_.connect(a.guid, a.port, b.guid, b.port);
+      } catch (const std::invalid_argument& e) {
+        fail("links[" + std::to_string(i) + "]: " + e.what());
+      }
+    }
+    if (!nameMapText_.empty()) {
+      builder_.setNodeNameMap(
+          std::make_shared<const NodeNameMap>(NodeNameMap::parse(nameMapText_, "topology JSON")));
+    }
+    builder_.setStats(crawlStats(doc));
+    return builder_.build();
+  }
+
+ private:
+  struct End {
+    Guid guid;
+    PortNum port;
+  };
+
+  void port(Guid node, const json& p, const std::string& pw) {
+    Port port;
+    const int num = number<int>(p, "num", pw);
+    if (num < 0 || num > 255) fail(pw + ".num: out of range");
+    port.num = PortNum(static_cast<std::uint8_t>(num));
+    port.guid = guidField(p, "guid", pw);
+    port.lid = Lid(number<std::uint16_t>(p, "lid", pw));
+    port.lmc = number<std::uint8_t>(p, "lmc", pw);
+    port.state = portState(text(p, "state", pw), pw);
+    port.physState = physState(text(p, "phys_state", pw), pw);
+    port.widthSupported = widthMask(p, "width_supported", pw);
+    port.widthEnabled = widthMask(p, "width_enabled", pw);
+    port.speedSupported = speedMask(p, "speed_supported", pw);
+    port.speedEnabled = speedMask(p, "speed_enabled", pw);
+    const json& rate = field(p, "active_rate", pw);
+    if (rate.is_string()) {
+      port.activeRate = parseLinkRate(rate.get<std::string>());
+      if (!port.activeRate) fail(pw + ".active_rate: bad rate");
+    } else if (!rate.is_null()) {
+      fail(pw + ".active_rate: not a string or null");
+    }
     try {
-      builder.connect(ga, pa, gb, pb);
+      builder_.addPort(node, port);
     } catch (const std::invalid_argument& e) {
-      fail(where + ": " + e.what());
+      fail(pw + ": " + e.what());
     }
   }
 
-  if (!nameMapText.empty()) {
-    builder.setNodeNameMap(
-        std::make_shared<const NodeNameMap>(NodeNameMap::parse(nameMapText, "topology JSON")));
+  static CrawlStats crawlStats(const json& doc) {
+    CrawlStats stats;
+    if (auto it = doc.find("source"); it != doc.end() && it->is_string()) stats.source = *it;
+    if (auto it = doc.find("crawl"); it != doc.end() && it->is_object()) {
+      stats.crawlTime = fromSeconds(it->value("crawl_seconds", 0.0));
+      stats.buildTime = fromSeconds(it->value("build_seconds", 0.0));
+      stats.madsUsed = it->value("mads", std::uint64_t{0});
+      stats.maxHops = it->value("max_hops", 0);
+    }
+    return stats;
   }
 
-  CrawlStats stats;
-  if (auto it = doc.find("source"); it != doc.end() && it->is_string()) stats.source = *it;
-  if (auto it = doc.find("crawl"); it != doc.end() && it->is_object()) {
-    stats.crawlTime = fromSeconds(it->value("crawl_seconds", 0.0));
-    stats.buildTime = fromSeconds(it->value("build_seconds", 0.0));
-    stats.madsUsed = it->value("mads", std::uint64_t{0});
-    stats.maxHops = it->value("max_hops", 0);
+  TopologyBuilder builder_;
+  std::size_t nodes_ = 0;
+  std::vector<std::size_t> indices_;
+  std::vector<std::pair<End, End>> links_;
+  std::string nameMapText_;
+};
+
+}  // namespace
+
+TopologyPtr topologyFromJson(const json& doc) {
+  TopologyReader reader;
+  if (doc.is_object()) {
+    const auto nodes = doc.find("nodes");
+    const auto links = doc.find("links");
+    if (nodes != doc.end() && links != doc.end() && nodes->is_array() && links->is_array()) {
+      for (const json& n : *nodes) reader.node(n);
+      for (const json& l : *links) reader.link(l);
+    }
   }
-  builder.setStats(std::move(stats));
-  return builder.build();
+  return reader.finish(doc);
 }
 
 TopologyPtr topologyFromJsonText(std::string_view text) {
-  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  // Each node and link is converted as soon as it is parsed and then dropped from the document:
+  // a 10,240-HCA crawl (37 MB of JSON) never exists as a whole JSON tree (~10x its text).
+  TopologyReader reader;
+  std::string topKey;
+  auto elements = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) topKey = parsed.get<std::string>();
+    if (depth != 2 || event != json::parse_event_t::object_end) return true;
+    if (topKey == "nodes") {
+      reader.node(parsed);
+      return false;
+    }
+    if (topKey == "links") {
+      reader.link(parsed);
+      return false;
+    }
+    return true;
+  };
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end(), elements, false);
+  } catch (const json::exception& e) {
+    fail(std::string("malformed JSON: ") + e.what());
+  }
   if (doc.is_discarded()) fail("malformed JSON");
-  return topologyFromJson(doc);
+  return reader.finish(doc);
 }
 
 }  // namespace ibfabric

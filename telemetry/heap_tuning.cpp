@@ -11,4 +11,8 @@ bool keepLargeBuffersInHeap() {
   return mmapOk && trimOk;
 }
 
+bool limitHeapArenas(int arenas) { return mallopt(M_ARENA_MAX, arenas) == 1; }
+
+void releaseFreeHeap() { malloc_trim(0); }
+
 }  // namespace ibfabric::telemetry

@@ -13,6 +13,17 @@
 namespace ibfabric::telemetry {
 
 /// Returns false if the C library refused the setting (the process runs as before).
+/// For one-shot processes (the CLI, benchmarks), not for the daemon.
 bool keepLargeBuffersInHeap();
+
+/// For a long-running process whose memory must follow its work, not its high-water mark (the
+/// daemon): at most `arenas` malloc arenas (every thread that allocates would otherwise get its
+/// own, each keeping its free memory). Call once, early in main(), before threads start.
+bool limitHeapArenas(int arenas);
+
+/// Gives the free pages of every arena back to the kernel (malloc_trim): after a sweep, a crawl
+/// or a rendering freed their large temporaries. Costs a walk of the free lists (about a
+/// millisecond per hundred MB of heap).
+void releaseFreeHeap();
 
 }  // namespace ibfabric::telemetry

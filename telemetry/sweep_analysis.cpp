@@ -20,14 +20,16 @@ SweepAnalysis SweepAnalyzer::analyze(CounterSnapshotPtr snapshot, EventLog& even
   out.firstSweep = previous_ == nullptr;
   if (previous_) out.rates = computeRates(*previous_, snap, options_.rates);
   std::erase_if(out.rates, [&](const PortRates& r) { return restart.count(r.key) > 0; });
-  history_.add(snap);
+  history_.add(snap, restart);
   tracker_.observeSweep(snap, out.rates, events);
 
   const HealthThresholds& t = options_.thresholds;
   for (const auto& p : snap.ports) {
     if (p.status == PortStatus::kGone) continue;  // no longer linked; its history is gone
-    out.windows[p.key] =
-        summarize(history_.samples(p.key), t.errorWindow, t.flapWindow, options_.rates);
+    auto w = history_.window(p.key, t.errorWindow, t.flapWindow);
+    PortWindow& slot = out.windows[p.key];
+    if (w) slot = std::move(*w);
+    slot.key = p.key;
   }
   if (snap.topology) {
     out.health = evaluateLinkHealth(

@@ -9,8 +9,9 @@ namespace ibfabric::api {
 int runCrawlChild(const CrawlOptions& options) {
   try {
     auto topology = makeSmpCrawler(options)->discover();
-    std::string text = toJson(*topology).dump();
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    // Streamed: the document is never whole in the child's memory either.
+    writeJson(*topology,
+              [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); });
     std::fputc('\n', stdout);
     return std::fflush(stdout) == 0 ? 0 : 3;
   } catch (const CrawlError& e) {

@@ -224,7 +224,9 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
 }  // namespace
 
 int main(int argc, char** argv) {
-  ibfabric::telemetry::keepLargeBuffersInHeap();
+  // The daemon's memory follows its work (docs/daemon.md, "Memory"): few arenas, free pages
+  // given back after every sweep, crawl and rendering.
+  ibfabric::telemetry::limitHeapArenas(4);
   CLI::App app{"ibfabricd - InfiniBand fabric manager and telemetry daemon"};
   Flags flags;
   bool version = false, checkConfig = false, crawlOnce = false, madProxy = false;

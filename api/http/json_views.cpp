@@ -289,11 +289,13 @@ json portJson(const Topology& t, PortRef ref, const ServiceState& s,
   const auto* health = findHealth(s, n.guid, ref.port);
   j["health"] = health ? healthReportJson(*health) : json();
   json hist = json::array();
-  for (const auto& h : history.samples(key)) {
+  for (const auto& h : history.points(key)) {
     hist.push_back({{"at_ns", h.at.time_since_epoch().count()},
-                    {"xmit_data", h.counters.get(Counter::kXmitData)},
-                    {"rcv_data", h.counters.get(Counter::kRcvData)},
-                    {"xmit_wait", h.counters.get(Counter::kXmitWait)}});
+                    {"interval_seconds", h.seconds},
+                    {"tx_utilization", optNum(h.txUtilization)},
+                    {"rx_utilization", optNum(h.rxUtilization)},
+                    {"congestion", optNum(h.congestion)},
+                    {"reset", h.reset}});
   }
   j["history"] = hist;
   return j;

@@ -12,6 +12,7 @@
 
 #include "api/service/routing_state.h"
 #include "discovery/topology_delta.h"
+#include "telemetry/heap_tuning.h"
 
 namespace ibfabric::api {
 namespace {
@@ -32,7 +33,7 @@ FabricService::FabricService(TopologySourcePtr topologySource, CounterSourceFact
       counterSources_(std::move(counterSources)),
       options_(std::move(options)),
       events_(options_.eventCapacity),
-      history_(options_.historyDepth) {
+      history_(options_.historyDepth, options_.rates) {
   auto initial = std::make_shared<ServiceState>();
   initial->started = SysClock::now();
   state_ = std::move(initial);
@@ -173,6 +174,7 @@ void FabricService::discoveryLoop() {
     crawlRequested_ = false;
     lock.unlock();
     const bool ok = crawlOnce();
+    telemetry::releaseFreeHeap();  // the crawl's text and the replaced topology
     const auto st = state();
     lock.lock();
     const auto interval = options_.crawlInterval;
@@ -354,6 +356,7 @@ void FabricService::sweepLoop() {
     lock.unlock();
     const auto started = Clock::now();
     const bool ok = sweepOnce(sweptTopology, source, analyzer);
+    telemetry::releaseFreeHeap();  // the sweep's requests, results and the replaced state
     const auto st = state();
     lock.lock();
     const auto interval = options_.sweepInterval;

@@ -81,5 +81,57 @@ TEST(ApiTopologyJson, RejectsBadDocuments) {
   }
 }
 
+std::string written(const Topology& t) {
+  std::string out;
+  std::size_t pieces = 0;
+  writeJson(t, [&](std::string_view piece) {
+    out += piece;
+    ++pieces;
+  });
+  EXPECT_GT(pieces, t.nodes().size());  // a node at a time, not one piece
+  return out;
+}
+
+TEST(ApiTopologyJson, WritesTheDocumentInPiecesByteForByte) {
+  for (const auto& t : {testing::fatTreeTopology("", 2, 4, 3, "netfile fat tree"),
+                        testing::fatTreeTopology("", 1, 1, 1), testing::hostLeafSpine()}) {
+    EXPECT_EQ(written(*t), toJson(*t).dump());
+  }
+}
+
+TEST(ApiTopologyJson, TextOfAnyKeyOrderLoadsNodeByNode) {
+  auto t = testing::fatTreeTopology("", 2, 4, 3, "netfile fat tree");
+  auto j = toJson(*t);
+  // Links before nodes (the writer's order) and after them (a hand-written document).
+  auto fromWritten = topologyFromJsonText(written(*t));
+  EXPECT_EQ(withoutBuildTime(toJson(*fromWritten)), withoutBuildTime(j));
+  const std::string nodesFirst = R"({"schema":")" + std::string(kTopologyJsonSchema) +
+                                 R"(","nodes":)" + j["nodes"].dump() + R"(,"links":)" +
+                                 j["links"].dump() + "}";
+  auto fromNodesFirst = topologyFromJsonText(nodesFirst);
+  EXPECT_EQ(fromNodesFirst->links().size(), t->links().size());
+  EXPECT_EQ(fromNodesFirst->nodes().size(), t->nodes().size());
+}
+
+TEST(ApiTopologyJson, TextErrorsNameTheElement) {
+  auto t = testing::fatTreeTopology("", 1, 1, 1);
+  auto j = toJson(*t);
+  j["nodes"][1]["ports"][0]["state"] = "Sleepy";
+  try {
+    topologyFromJsonText(j.dump());
+    FAIL();
+  } catch (const TopologyJsonError& e) {
+    EXPECT_NE(std::string(e.what()).find("nodes[1].ports[0]"), std::string::npos) << e.what();
+  }
+  j = toJson(*t);
+  j["links"][0]["a"]["guid"] = "0x00000000deadbeef";
+  EXPECT_THROW(topologyFromJsonText(j.dump()), TopologyJsonError);
+  j = toJson(*t);
+  j["nodes"][0]["index"] = 99;
+  EXPECT_THROW(topologyFromJsonText(j.dump()), TopologyJsonError);
+  EXPECT_THROW(topologyFromJsonText(j.dump().substr(0, 200)), TopologyJsonError);
+  EXPECT_THROW(topologyFromJsonText(R"({"nodes": [1], "links": []})"), TopologyJsonError);
+}
+
 }  // namespace
 }  // namespace ibfabric

@@ -158,15 +158,16 @@ TEST(CounterHistory, KeepsTheLastNPerPort) {
                sample(2, i == 4 ? PortStatus::kTimeout : PortStatus::kOk, t0, 0)};
     h.add(s);
   }
-  auto p1 = h.samples({Guid{0x200000}, PortNum{1}});
+  auto p1 = h.points({Guid{0x200000}, PortNum{1}});
   ASSERT_EQ(p1.size(), 3u);
-  EXPECT_EQ(p1[0].counters.get(Counter::kXmitData), 20u);
-  EXPECT_EQ(p1[2].counters.get(Counter::kXmitData), 40u);
-  EXPECT_EQ(h.samples({Guid{0x200000}, PortNum{2}}).size(), 3u);  // the timeout is a gap
+  EXPECT_EQ(p1[0].at, t0 + 2s);
+  EXPECT_EQ(p1[2].at, t0 + 4s);
+  EXPECT_DOUBLE_EQ(p1[2].seconds, 1.0);
+  EXPECT_EQ(h.points({Guid{0x200000}, PortNum{2}}).size(), 3u);  // the timeout is a gap
   CounterSnapshot gone;
   gone.ports = {sample(1, PortStatus::kGone, t0, 0)};
   h.add(gone);
-  EXPECT_TRUE(h.samples({Guid{0x200000}, PortNum{1}}).empty());
+  EXPECT_TRUE(h.points({Guid{0x200000}, PortNum{1}}).empty());
   EXPECT_EQ(h.ports().size(), 1u);
 }
 

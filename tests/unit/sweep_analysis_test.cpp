@@ -120,7 +120,7 @@ TEST(SweepAnalysis, RatesAgainstThePreviousSweepAndEverySweepInTheHistory) {
   EXPECT_EQ(a.rates[0].key, kHost1);  // in the snapshot's (key) order
   ASSERT_TRUE(a.rates[0].txBytesPerSecond.has_value());
   EXPECT_DOUBLE_EQ(*a.rates[0].txBytesPerSecond, 4000.0);  // 1000 words of 4 bytes in 1 s
-  EXPECT_EQ(history.samples(kSw2).size(), 2u);
+  EXPECT_EQ(history.points(kSw2).size(), 2u);
   EXPECT_EQ(a.windows.size(), 4u);
   EXPECT_EQ(analyzer.previous()->ports.front().at, kT0 + 1s);
 }
@@ -155,8 +155,8 @@ TEST(SweepAnalysis, APortGoneFromTheTopologyIsSkipped) {
   EXPECT_EQ(a.windows.count(kHost2), 0u);
   EXPECT_EQ(a.windows.count(kSw1), 1u);
   EXPECT_EQ(a.windows.count(kHost1), 1u);
-  EXPECT_TRUE(history.samples(kSw2).empty());
-  EXPECT_TRUE(history.samples(kHost2).empty());
+  EXPECT_TRUE(history.points(kSw2).empty());
+  EXPECT_TRUE(history.points(kHost2).empty());
   EXPECT_EQ(a.rates.size(), 2u);
   ASSERT_EQ(a.health.size(), 1u);
   EXPECT_EQ(linkOf(a, kHost2), nullptr);
@@ -181,13 +181,13 @@ TEST(SweepAnalysis, ABaselineIsTheSweepBeforeTheFirst) {
   SweepAnalyzer analyzer(history);
   const auto t = fabric(true);
   analyzer.setBaseline(sweep(nullptr, {sample(kHost1, PortStatus::kOk, kT0, 100)}));
-  EXPECT_EQ(history.samples(kHost1).size(), 1u);
+  EXPECT_EQ(history.points(kHost1).size(), 1u);
   auto a = analyzer.analyze(fullSweep(t, kT0 + 2s, 2100), log);
   EXPECT_FALSE(a.firstSweep);
   ASSERT_EQ(a.rates.size(), 1u);
   EXPECT_EQ(a.rates[0].key, kHost1);
   EXPECT_DOUBLE_EQ(*a.rates[0].txBytesPerSecond, 4000.0);
-  EXPECT_EQ(history.samples(kHost1).size(), 2u);
+  EXPECT_EQ(history.points(kHost1).size(), 2u);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ routing::PlacementAnswer placeLocally(const CrawlOptions& crawl, double interval
   HealthThresholds ht = HealthThresholds::defaults();
   std::map<PortKey, PortWindow> windows;
   for (const auto& s : second->ports) {
-    windows[s.key] = summarize(history.samples(s.key), ht.errorWindow, ht.flapWindow);
+    if (auto w = history.window(s.key, ht.errorWindow, ht.flapWindow)) windows[s.key] = *w;
   }
   auto health = evaluateLinkHealth(
       *topo,
