@@ -4,7 +4,7 @@
 #
 #   bench/scale_bench.sh [--minutes 10] [--scrape-interval 30] [--sweep-interval 10]
 #                        [--crawl-interval 60] [--fabric superpod-40|superpod-8]
-#                        [--config FILE] [--no-cli] [--keep-fabric]
+#                        [--config FILE] [--no-cli] [--keep-fabric] [--sim-name NAME]
 #
 # Brings the fabric up (ibfabric sim up: ibsim + OpenSM ftree), starts ibfabricd on it with
 # the default settings (or --config), a Prometheus scraping /metrics every --scrape-interval s,
@@ -13,11 +13,12 @@
 # 30 s) while sweeps, crawls, LFT refreshes and scrapes run. Then the one-shot CLI against
 # `ibqueryerrors --data` on a 2,048-HCA fabric (bench/counters_bench.sh) unless --no-cli.
 # Prints one Markdown block (what docs/BENCHMARKS.md records); every process it starts is stopped
-# on exit, the fabric taken down unless --keep-fabric.
+# on exit, the fabric taken down unless --keep-fabric (or --sim-name: a fabric already up under
+# $IBFABRIC_SIM_DIR with that name is used as it is and left up).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-minutes=10 scrape=30 sweep=10 crawl=60 fabric=superpod-40 config="" cli_bench=1 keep=0
+minutes=10 scrape=30 sweep=10 crawl=60 fabric=superpod-40 config="" cli_bench=1 keep=0 name=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) minutes="$2"; shift 2 ;;
@@ -28,7 +29,8 @@ while [ $# -gt 0 ]; do
     --config) config="$2"; shift 2 ;;
     --no-cli) cli_bench=0; shift ;;
     --keep-fabric) keep=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --sim-name) name="$2"; keep=1; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "scale_bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -39,7 +41,7 @@ done
 command -v prometheus >/dev/null || { echo "needs Debian's prometheus (scripts/deps.sh)" >&2; exit 2; }
 export IBFABRIC_SIM_DIR="${IBFABRIC_SIM_DIR:-/tmp/ibfabric-scalebench}"
 work=$(mktemp -d /tmp/scalebench.XXXXXX)
-name="scale-$fabric"
+name="${name:-scale-$fabric}"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
