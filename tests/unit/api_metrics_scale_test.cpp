@@ -156,6 +156,16 @@ TEST(ApiMetricsScale, PageMemory) {
       std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
   service.start();
   ASSERT_TRUE(testing::waitFor([&] { return service.state()->ready(); }, 600s));
+  // Settled: no state published for a second (the page then renders once per phase below).
+  ServiceStatePtr settled = service.state();
+  ASSERT_TRUE(testing::waitFor(
+      [&] {
+        const auto now = service.state();
+        const bool same = now == settled;
+        settled = now;
+        return same;
+      },
+      600s, 1s));
   const MetricsOptions options;
   if (!resetPeak()) GTEST_SKIP() << "/proc/self/clear_refs not writable: no peak to measure";
 
@@ -185,6 +195,7 @@ TEST(ApiMetricsScale, PageMemory) {
     }
   }
   const Resident gzipScrape = resident();
+  EXPECT_EQ(page.latest(), first) << "no rendering while the scrapes were measured";
 
   // A new state while a scrape still sends the old rendering.
   resetPeak();
