@@ -1,6 +1,7 @@
 // /metrics served off the request path: a generated superpod with fake counters, the daemon's
 // FabricService + RestServer on loopback. The rendering happens after each state change; a scrape
-// serves it as is (plain or pre-compressed gzip) and must not wait for a render.
+// serves it (the stored gzip members as they are, or inflated for plain text) and must not wait
+// for a render.
 //
 // Benchmark mode: IBFABRIC_METRICS_BENCH_SUS=40 (the 10,240-HCA superpod) prints size, render,
 // gzip and scrape times (docs/BENCHMARKS.md). Default: 1 SU (256 HCAs), a few seconds.
@@ -102,7 +103,7 @@ void measure(bool fullLabels) {
   ASSERT_TRUE(compressed);
   EXPECT_EQ(compressed->get_header_value("Content-Encoding"), "gzip");
   EXPECT_LT(compressed->body.size(), plain->body.size() / 5);
-  // Serving is a copy of a ready buffer: much faster than rendering it.
+  // Serving gzip sends the stored chunks: much faster than rendering them.
   EXPECT_LT(scrapeGzip, render + 1.0);
 
   std::printf(
