@@ -8,14 +8,12 @@
 namespace ibfabric::api {
 
 CollectorResult runCollector(const Collector& collector, const CollectContext& context,
-                             std::string& out) {
+                             MetricWriter& out) {
   using Clock = std::chrono::steady_clock;
   CollectorResult r{std::string(collector.name()), true, 0};
-  const std::size_t mark = out.size();
   const auto t0 = Clock::now();
   try {
-    MetricWriter w(out);
-    collector.collect(context, w);
+    collector.collect(context, out);
   } catch (const std::exception& e) {
     spdlog::error("metrics: collector {} failed: {}", r.name, e.what());
     r.success = false;
@@ -23,8 +21,16 @@ CollectorResult runCollector(const Collector& collector, const CollectContext& c
     spdlog::error("metrics: collector {} failed", r.name);
     r.success = false;
   }
-  if (!r.success) out.resize(mark);
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return r;
+}
+
+CollectorResult runCollector(const Collector& collector, const CollectContext& context,
+                             std::string& out) {
+  const std::size_t mark = out.size();
+  MetricWriter w(out);
+  CollectorResult r = runCollector(collector, context, w);
+  if (!r.success) out.resize(mark);
   return r;
 }
 

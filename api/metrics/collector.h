@@ -60,6 +60,10 @@ struct CollectorResult {
 /// says success false (the error is logged).
 CollectorResult runCollector(const Collector& collector, const CollectContext& context,
                              std::string& out);
+/// Runs `collector` into a writer (a streaming one: gzip_rendering.h), timed; an exception is
+/// logged and gives success false: the caller drops what the writer took.
+CollectorResult runCollector(const Collector& collector, const CollectContext& context,
+                             MetricWriter& out);
 /// Runs every collector in order, appending to `out`; one result per collector.
 std::vector<CollectorResult> runCollectors(const std::vector<CollectorPtr>& collectors,
                                            const CollectContext& context, std::string& out);

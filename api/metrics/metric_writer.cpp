@@ -56,6 +56,7 @@ Labels& Labels::add(std::string_view name, std::string_view value) {
 void MetricWriter::family(std::string_view name, std::string_view help, std::string_view type) {
   out_.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
   out_.append(name).append(" ").append(type).append("\n");
+  spill();
 }
 
 void MetricWriter::sample(std::string_view name, std::string_view labels, double value) {
@@ -64,6 +65,7 @@ void MetricWriter::sample(std::string_view name, std::string_view labels, double
   out_.push_back(' ');
   appendValue(out_, value);
   out_.push_back('\n');
+  spill();
 }
 
 void MetricWriter::sampleU(std::string_view name, std::string_view labels, std::uint64_t value) {
@@ -74,6 +76,23 @@ void MetricWriter::sampleU(std::string_view name, std::string_view labels, std::
   auto [p, ec] = std::to_chars(buf, buf + sizeof buf, value);
   out_.append(buf, p);
   out_.push_back('\n');
+  spill();
+}
+
+void MetricWriter::samples(std::string_view rendered) {
+  if (sink_ && rendered.size() >= spillAt_) {  // a large block goes to the sink as it is
+    flush();
+    sink_->write(rendered);
+    return;
+  }
+  out_.append(rendered);
+  spill();
+}
+
+void MetricWriter::flush() {
+  if (!sink_ || out_.empty()) return;
+  sink_->write(out_);
+  out_.clear();
 }
 
 }  // namespace ibfabric::api

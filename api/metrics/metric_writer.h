@@ -4,6 +4,10 @@
 // A family is written whole: family() (HELP and TYPE) then its samples; label sets are rendered
 // once (Labels) and reused by every family that shares them.
 //
+// Streaming: a writer given a TextSink hands its text to the sink each time the string holds
+// `spillAt` bytes and clears it, so a page of hundreds of MB passes through a buffer of that size
+// (MetricsPage deflates each piece; api/metrics/gzip_rendering.h). flush() hands the rest.
+//
 // Owned by whoever renders (MetricsPage, a test); not thread-safe (one writer per rendering).
 #pragma once
 
@@ -21,6 +25,14 @@ void appendValue(std::string& out, double value);
 std::string bucketBound(double bound);
 /// Appends a label value with \, " and newline escaped.
 void appendLabelValue(std::string& out, std::string_view value);
+
+/// Where a streaming MetricWriter hands its text, piece by piece, in order.
+class TextSink {
+ public:
+  virtual ~TextSink() = default;
+  /// Takes the next piece of the text; may throw (the rendering then fails).
+  virtual void write(std::string_view text) = 0;
+};
 
 /// A family's name, HELP text and TYPE (counter, gauge or histogram): each collector declares its
 /// families as constants of this type in one block at the top of its file.
@@ -48,6 +60,10 @@ class Labels {
 class MetricWriter {
  public:
   explicit MetricWriter(std::string& out) : out_(out) {}
+  /// Streaming into `sink` through `out`: whenever `out` holds `spillAt` bytes or more after a
+  /// write, it goes to the sink and is cleared.
+  MetricWriter(std::string& out, TextSink& sink, std::size_t spillAt)
+      : out_(out), sink_(&sink), spillAt_(spillAt) {}
 
   /// # HELP and # TYPE lines; `type` is counter, gauge or histogram.
   void family(std::string_view name, std::string_view help, std::string_view type);
@@ -64,13 +80,22 @@ class MetricWriter {
   }
   /// Samples written earlier with a MetricWriter on another string (a family's samples gathered
   /// in one pass with another family's).
-  void samples(std::string_view rendered) { out_.append(rendered); }
+  void samples(std::string_view rendered);
+  /// Streaming: hands what `out` holds to the sink. Without a sink: nothing.
+  void flush();
 
-  /// The text written so far (and before: the writer appends).
+  /// The text written so far (and before: the writer appends); streaming, only what the sink
+  /// has not taken yet.
   std::string& text() { return out_; }
 
  private:
+  void spill() {
+    if (sink_ && out_.size() >= spillAt_) flush();
+  }
+
   std::string& out_;
+  TextSink* sink_ = nullptr;
+  std::size_t spillAt_ = 0;
 };
 
 }  // namespace ibfabric::api

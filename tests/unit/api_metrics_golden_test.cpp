@@ -46,10 +46,11 @@ using namespace std::chrono_literals;
 /// What varies between runs of a fixed state: the collectors' own durations.
 const std::regex kCollectorDurations(R"(^(ibfabric_collector_duration_seconds\{[^}]*\}) \S+$)");
 /// What varies between runs of a live daemon: every duration (gauges, histogram sums and
-/// buckets; a histogram's _count stays) and timestamp.
+/// buckets; a histogram's _count stays) and timestamp, and the compressed size of the page (its
+/// text has timestamps).
 const std::regex kDurationsAndTimestamps(
     R"(^(ibfabric_\w*(_duration_seconds|_duration_seconds_sum|_duration_seconds_bucket|)"
-    R"(_timestamp_seconds)(\{[^}]*\})?) \S+$)");
+    R"(_timestamp_seconds)(\{[^}]*\})?|ibfabric_metrics_page_bytes\{[^}]*\}) \S+$)");
 
 /// The page with the values `varies` matches replaced by "<varies>".
 std::string normalised(const std::string& page, const std::regex& varies) {

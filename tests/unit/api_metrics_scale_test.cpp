@@ -1,19 +1,28 @@
 // /metrics served off the request path: a generated superpod with fake counters, the daemon's
 // FabricService + RestServer on loopback. The rendering happens after each state change; a scrape
-// serves it as is (plain or pre-compressed gzip) and must not wait for a render.
+// serves it (the stored gzip members as they are, or inflated for plain text) and must not wait
+// for a render.
 //
 // Benchmark mode: IBFABRIC_METRICS_BENCH_SUS=40 (the 10,240-HCA superpod) prints size, render,
 // gzip and scrape times (docs/BENCHMARKS.md). Default: 1 SU (256 HCAs), a few seconds.
+// ApiMetricsScale.PageMemory prints what the page costs in resident memory (VmRSS / VmHWM
+// deltas of this process, the peak reset through /proc/self/clear_refs): a rendering, a plain
+// and a gzip scrape, a new rendering while a scrape holds the old one, and for comparison the
+// text-then-gzip rendering the page no longer does.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "api/http/rest_server.h"
+#include "api/metrics/collectors.h"
 #include "api/metrics/gzip.h"
 #include "api/metrics/metrics.h"
+#include "api/metrics/metrics_page.h"
 #include "tests/fakes/fake_sources.h"
 #include "tests/support/fabrics.h"
 #include "tests/support/scope_exit.h"
@@ -94,7 +103,7 @@ void measure(bool fullLabels) {
   ASSERT_TRUE(compressed);
   EXPECT_EQ(compressed->get_header_value("Content-Encoding"), "gzip");
   EXPECT_LT(compressed->body.size(), plain->body.size() / 5);
-  // Serving is a copy of a ready buffer: much faster than rendering it.
+  // Serving gzip sends the stored chunks: much faster than rendering them.
   EXPECT_LT(scrapeGzip, render + 1.0);
 
   std::printf(
@@ -105,6 +114,133 @@ void measure(bool fullLabels) {
   server.stop();
   http.join();
   service.stop();
+}
+
+/// This process's resident set and its peak, in bytes.
+struct Resident {
+  long long rss = 0;
+  long long peak = 0;
+};
+Resident resident() {
+  std::ifstream in("/proc/self/status");
+  Resident r;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string key;
+    long long kb = 0;
+    words >> key >> kb;
+    if (key == "VmRSS:") r.rss = kb * 1024;
+    if (key == "VmHWM:") r.peak = kb * 1024;
+  }
+  return r;
+}
+/// Resets VmHWM to the current VmRSS (Linux: clear_refs 5); false where not allowed.
+bool resetPeak() {
+  std::ofstream f("/proc/self/clear_refs");
+  f << "5";
+  f.flush();
+  return f.good();
+}
+double mb(long long bytes) { return static_cast<double>(bytes) / 1e6; }
+
+TEST(ApiMetricsScale, PageMemory) {
+  const char* env = std::getenv("IBFABRIC_METRICS_BENCH_SUS");
+  const int sus = env ? std::atoi(env) : 1;
+  auto source = std::make_unique<ScriptedTopologySource>();
+  source->push(testing::netfileTopology(testing::superpod(sus), "superpod"));
+  FabricServiceOptions o;
+  o.crawlInterval = 1h;
+  o.sweepInterval = 1h;
+  auto control = std::make_shared<FakeCounterControl>();
+  FabricService service(
+      std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
+  service.start();
+  ASSERT_TRUE(testing::waitFor([&] { return service.state()->ready(); }, 600s));
+  // Settled: no state published for a second (the page then renders once per phase below).
+  ServiceStatePtr settled = service.state();
+  ASSERT_TRUE(testing::waitFor(
+      [&] {
+        const auto now = service.state();
+        const bool same = now == settled;
+        settled = now;
+        return same;
+      },
+      600s, 1s));
+  const MetricsOptions options;
+  if (!resetPeak()) GTEST_SKIP() << "/proc/self/clear_refs not writable: no peak to measure";
+
+  const Resident before = resident();
+  MetricsPage page(service, options, {});
+  ASSERT_TRUE(
+      testing::waitFor([&] { return page.latest()->state.lock() == service.state(); }, 600s, 10ms));
+  const RenderedMetricsPtr first = page.latest();
+  const Resident rendered = resident();
+  const std::size_t text = first->page.textBytes;
+
+  resetPeak();
+  const Resident beforePlain = resident();
+  std::size_t sent = 0;
+  {
+    MetricsBody plain = page.body(false);
+    for (std::size_t at = 0; at < plain.size(); at += plain.chunk(at, 1 << 20).size()) {
+    }
+    sent = plain.size();
+  }
+  const Resident plainScrape = resident();
+  resetPeak();
+  const Resident beforeGzip = resident();
+  {
+    MetricsBody gz = page.body(true);
+    for (std::size_t at = 0; at < gz.size(); at += gz.chunk(at, 1 << 20).size()) {
+    }
+  }
+  const Resident gzipScrape = resident();
+  EXPECT_EQ(page.latest(), first) << "no rendering while the scrapes were measured";
+
+  // A new state while a scrape still sends the old rendering.
+  resetPeak();
+  const Resident beforeSecond = resident();
+  {
+    MetricsBody held = page.body(true);
+    const std::uint64_t id = service.events().append(telemetry::EventType::kLinkDown, {}, {}, "x");
+    ASSERT_TRUE(testing::waitFor([&] { return page.latest()->lastEventId == id; }, 600s, 10ms));
+  }
+  const Resident second = resident();
+  const std::size_t held = page.heldBytes();
+  page.stop();
+
+  // The rendering the page no longer does: the whole text, then its gzip.
+  resetPeak();
+  const Resident beforeOld = resident();
+  std::size_t oldText = 0, oldGzip = 0;
+  {
+    const std::string t =
+        renderState(stateCollectors(), *service.state(), service.events(), options).text;
+    const std::string g = gzipCompress(t);
+    oldText = t.size();
+    oldGzip = g.size();
+  }
+  const Resident old = resident();
+  service.stop();
+
+  std::printf(
+      "metrics page memory: %d SUs: text %.1f MB, gzip %.2f MB in %zu chunks, rendered in %.2f s "
+      "(scratch %.2f MB); page keeps %.2f MB\n"
+      "  first rendering: VmRSS +%.1f MB, VmHWM +%.1f MB over the RSS before\n"
+      "  plain scrape (%.1f MB sent): VmHWM +%.1f MB; gzip scrape: VmHWM +%.1f MB\n"
+      "  new rendering while a scrape holds the old: VmRSS %+.1f MB, VmHWM +%.1f MB\n"
+      "  before (text then gzip, %.1f MB + %.2f MB): VmHWM +%.1f MB\n",
+      sus, mb(text), mb(first->page.bytes), first->page.chunks.size(), first->renderSeconds,
+      mb(first->page.scratchBytes), mb(held), mb(rendered.rss - before.rss),
+      mb(rendered.peak - before.rss), mb(sent), mb(plainScrape.peak - beforePlain.rss),
+      mb(gzipScrape.peak - beforeGzip.rss), mb(second.rss - beforeSecond.rss),
+      mb(second.peak - beforeSecond.rss), mb(oldText), mb(oldGzip), mb(old.peak - beforeOld.rss));
+  EXPECT_EQ(oldText, text) << "the same page";
+  // No whole copy of the text exists at any point (the old way needed text + gzip at once).
+  EXPECT_LT(rendered.peak - before.rss, static_cast<long long>(text / 2));
+  EXPECT_LT(plainScrape.peak - beforePlain.rss, static_cast<long long>(text / 2));
+  EXPECT_LT(second.peak - beforeSecond.rss, static_cast<long long>(text / 2));
 }
 
 TEST(ApiMetricsScale, ScrapesServeTheLastRenderingPlainOrGzip) { measure(true); }
