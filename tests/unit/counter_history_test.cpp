@@ -66,7 +66,9 @@ void expectSameErrors(const PortWindow& got, const PortWindow& want, const std::
     EXPECT_EQ(got.deltas[index(c)], want.deltas[index(c)]) << where << " " << toString(c);
   }
   ASSERT_EQ(got.congestion.has_value(), want.congestion.has_value()) << where;
-  if (got.congestion) EXPECT_DOUBLE_EQ(*got.congestion, *want.congestion) << where;
+  if (got.congestion) {
+    EXPECT_DOUBLE_EQ(*got.congestion, *want.congestion) << where;
+  }
 }
 
 TEST(CounterHistory, WindowEqualsSummingWholeSamples) {
