@@ -5,7 +5,10 @@
 #
 #   bench/counters_bench.sh [--runs 7] [--fabric two-level-2048|superpod-8|superpod-40]
 #                           [--rt yes|no] [--extra "ARGS for ibfabric counters"]
+#                           [--before OTHER-IBFABRIC-BINARY]
 #
+# --before: also measures another build's `ibfabric counters --format json` (e.g. main's, for
+# the figures before a change) in the same rounds, as a third tool.
 # Per run: wall time (date around the tool, inside the attached process, so `sim run`'s own
 # attach is not counted for either) and peak RSS (/usr/bin/time -f %M). Every ibfabric document
 # is checked: it parses and every port it polled answered, as many ports as ibqueryerrors says it
@@ -21,6 +24,7 @@ root=$PWD
 runs=7
 fabric=two-level-2048
 extra=""
+before=""
 rt=no
 [ "$(id -u)" = 0 ] && command -v chrt >/dev/null && rt=yes
 while [ $# -gt 0 ]; do
@@ -29,7 +33,8 @@ while [ $# -gt 0 ]; do
     --fabric) fabric="$2"; shift 2 ;;
     --rt) rt="$2"; shift 2 ;;
     --extra) extra="$2"; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--fabric NAME] [--rt yes|no] [--extra ARGS]" >&2; exit 2 ;;
+    --before) before="$2"; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--fabric NAME] [--rt yes|no] [--extra ARGS] [--before BIN]" >&2; exit 2 ;;
   esac
 done
 
@@ -81,8 +86,10 @@ measure() {
 # shellcheck disable=SC2206
 ibf_cmd=("$cli" counters --format json $extra)
 iqe_cmd=(ibqueryerrors --data)
+before_cmd=("$before" counters --format json)
 measure ibfabric warmup "${ibf_cmd[@]}"  # page cache, ibsim's first-contact costs
 measure ibqueryerrors warmup "${iqe_cmd[@]}"
+[ -n "$before" ] && measure before warmup "${before_cmd[@]}"
 for i in $(seq 1 "$runs"); do
   if [ $((i % 2)) = 1 ]; then
     measure ibqueryerrors "$i" "${iqe_cmd[@]}"
@@ -91,6 +98,7 @@ for i in $(seq 1 "$runs"); do
     measure ibfabric "$i" "${ibf_cmd[@]}"
     measure ibqueryerrors "$i" "${iqe_cmd[@]}"
   fi
+  if [ -n "$before" ]; then measure before "$i" "${before_cmd[@]}"; fi
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -125,12 +133,18 @@ ratio() { echo "scale=2; $1 / $2" | bc | sed 's/^\./0./'; }
 
 echo "### Counters one-shot vs ibqueryerrors --data — $(date -u +%Y-%m-%d\ %H:%M) UTC, $(nproc) cores, $runs runs each"
 echo
-echo "Command: \`bench/counters_bench.sh --runs $runs --fabric $fabric$([ -n "$extra" ] && echo " --extra \"$extra\"")\` ($(head -c 200 "$work/sim-up.txt" | head -1))"
+echo "Command: \`bench/counters_bench.sh --runs $runs --fabric $fabric$([ -n "$extra" ] && echo " --extra \"$extra\"")\`. Fabric: $(head -1 "$work/sim-up.txt" | sed 's/^fabric "[^"]*" is up in [0-9.]* s: //')."
 echo
 echo "| tool | runs | wall median s | min s | max s | peak RSS median MB | min MB | max MB |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 echo "$(row ibfabric "\`ibfabric counters --format json${extra:+ $extra}\`")"
 echo "$(row ibqueryerrors "\`ibqueryerrors --data\` ($iqe_ports ports checked)")"
 echo "| ratio ibfabric / ibqueryerrors (medians) | | $(ratio "$ibf_wall" "$iqe_wall")x | | | $(ratio "$ibf_rss" "$iqe_rss")x | | |"
+if [ -n "$before" ]; then
+  b_wall=$(cat "$work"/before.[0-9]*.wall | median)
+  b_rss=$(cat "$work"/before.[0-9]*.rss | median)
+  echo "$(row before "before: \`$before counters --format json\`")"
+  echo "| ratio before / ibqueryerrors (medians) | | $(ratio "$b_wall" "$iqe_wall")x | | | $(ratio "$b_rss" "$iqe_rss")x | | |"
+fi
 echo
-echo "sim up $(printf %.1f "$up_s") s; load average before $load_before, after $load_after; scheduling: $([ "$rt" = yes ] && echo "ibsim and both tools under SCHED_FIFO 50 (chrt)" || echo "default"). Every ibfabric document parsed with all $iqe_ports ports ok; output of both tools to files. Raw data: $work"
+echo "sim up $(printf %.1f "$up_s") s; load average before $load_before, after $load_after; scheduling: $([ "$rt" = yes ] && echo "ibsim and every tool under SCHED_FIFO 50 (chrt)" || echo "default"). Every ibfabric document parsed with all $iqe_ports ports ok; output of both tools to files. Raw data: $work"
