@@ -157,6 +157,7 @@ TEST_F(TelemetrySim, StreamedOutputIsCompleteAndWellFormed) {
   for (const auto& sweep : j["sweeps"]) {
     EXPECT_EQ(sweep["ports_polled"], 16);
     EXPECT_EQ(sweep["ports_ok"], 16);
+    EXPECT_EQ(sweep["failed_requests"], 0);
     std::set<std::pair<std::string, int>> keys;
     for (const auto& p : sweep["ports"]) {
       keys.emplace(p["node_guid"].get<std::string>(), p["port"].get<int>());
@@ -169,7 +170,8 @@ TEST_F(TelemetrySim, StreamedOutputIsCompleteAndWellFormed) {
   ASSERT_EQ(j["rates"].size(), 1u);
   EXPECT_EQ(j["rates"][0]["sequence"], 2);
   EXPECT_EQ(j["rates"][0]["ports"].size(), 16u);
-  EXPECT_EQ(j["engine"]["failed"], 0);
+  // (The engine's own totals also count the PortSamplesControl GETs ibsim leaves unanswered.)
+  EXPECT_GT(j["engine"]["completed_ok"].get<int>(), 64);
   std::size_t recordLines = 0;
   for (std::size_t at = 0; (at = r.out.find("\n{\"at_ns\":", at)) != std::string::npos; ++at)
     ++recordLines;
