@@ -73,8 +73,9 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # measure TOOL RUN CMD...: one timed run; writes $work/TOOL.RUN.{out,err,rss,wall}.
 measure() {
-  local tool=$1 run=$2 base="$work/$1.$2"
+  local base="$work/$1.$2"
   shift 2
+  # shellcheck disable=SC2016  # expanded by the inner bash
   "$cli" sim run --name "$name" --timeout 300 -- bash -c '
     base=$1; shift
     s=$(date +%s.%N)
@@ -137,13 +138,13 @@ echo "Command: \`bench/counters_bench.sh --runs $runs --fabric $fabric$([ -n "$e
 echo
 echo "| tool | runs | wall median s | min s | max s | peak RSS median MB | min MB | max MB |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-echo "$(row ibfabric "\`ibfabric counters --format json${extra:+ $extra}\`")"
-echo "$(row ibqueryerrors "\`ibqueryerrors --data\` ($iqe_ports ports checked)")"
+row ibfabric "\`ibfabric counters --format json${extra:+ $extra}\`"; echo
+row ibqueryerrors "\`ibqueryerrors --data\` ($iqe_ports ports checked)"; echo
 echo "| ratio ibfabric / ibqueryerrors (medians) | | $(ratio "$ibf_wall" "$iqe_wall")x | | | $(ratio "$ibf_rss" "$iqe_rss")x | | |"
 if [ -n "$before" ]; then
   b_wall=$(cat "$work"/before.[0-9]*.wall | median)
   b_rss=$(cat "$work"/before.[0-9]*.rss | median)
-  echo "$(row before "before: \`$before counters --format json\`")"
+  row before "before: \`$before counters --format json\`"; echo
   echo "| ratio before / ibqueryerrors (medians) | | $(ratio "$b_wall" "$iqe_wall")x | | | $(ratio "$b_rss" "$iqe_rss")x | | |"
 fi
 echo
