@@ -1,7 +1,7 @@
 // JSON records of `ibfabric counters`: one port's raw sample, a sweep's statistics, one port's
 // rates, one link's health, one event, the MAD engine's totals; and the sample back from a
 // `--save` file. CountersReport writes them one at a time; the shapes are the CLI's documented
-// output (docs/cli.md).
+// output (docs/telemetry.md, "CLI").
 //
 // Free functions, no state: thread-safe.
 #pragma once
