@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 
 namespace ibfabric::telemetry {
 namespace {
@@ -109,6 +111,12 @@ void tally(SweepStats& stats, const std::vector<MadResult>& results) {
     if (!r.ok()) ++stats.failedRequests;
   }
 }
+
+// sweep(sink): requests per slice, in engine windows (at least kMinSliceRequests), and slices
+// kept in the engine at once.
+constexpr std::size_t kSliceWindows = 4;
+constexpr std::size_t kMinSliceRequests = 64;
+constexpr std::size_t kSlicesInFlight = 2;
 
 }  // namespace
 
@@ -318,122 +326,93 @@ void CounterSweeper::readSampleTicks(SweepStats& stats) {
   }
 }
 
-CounterSnapshotPtr CounterSweeper::sweep() {
+std::shared_ptr<CounterSnapshot> CounterSweeper::beginSweep(std::vector<TargetFailure>& failures) {
   auto snap = std::make_shared<CounterSnapshot>();
   snap->sequence = ++sequence_;
   snap->started = clock_.now();
   snap->topology = topology_;
-  SweepStats& stats = snap->stats;
-  std::vector<TargetFailure> failures;
-  readCapabilities(stats, failures);
-  readSampleTicks(stats);
+  readCapabilities(snap->stats, failures);
+  readSampleTicks(snap->stats);
+  return snap;
+}
 
-  // Requests: per port, PortCountersExtended and/or PortCounters as the capabilities allow.
-  enum class Kind : std::uint8_t { kExtended, kNarrow };
-  struct Pending {
-    std::size_t port;
-    Kind kind;
-  };
-  std::vector<MadRequest> requests;
-  std::vector<Pending> pending;
-  requests.reserve(2 * targets_.size());
-  pending.reserve(2 * targets_.size());
-  std::vector<PortSample> samples(targets_.size());
-  for (std::size_t i = 0; i < targets_.size(); ++i) {
-    const Target& t = targets_[i];
-    const Node& node = topology_->node(t.node);
-    const Port* port = node.port(t.key.port);
-    PortSample& s = samples[i];
-    s.key = t.key;
-    s.nodeType = node.type;
-    s.nodeDescription = node.description;
-    s.lid = t.lid;
-    s.at = snap->started;
-    if (port) {
-      s.rate = port->activeRate;
-      if (port->remote) {
-        const Node& rn = topology_->node(port->remote->node);
-        s.remote = PortKey{rn.guid, port->remote->port};
-        s.remoteDescription = rn.description;
-      }
-    }
-    if (t.lid.value() == 0) {
-      s.status = PortStatus::kUnreachable;
-      s.detail = "no LID in the topology";
-      continue;
-    }
-    auto cap = capabilities_.find(t.key.node);
-    if (cap == capabilities_.end()) {
-      s.status = PortStatus::kUnreachable;
-      auto why = capabilityFailures_.find(t.key.node);
-      s.detail = why != capabilityFailures_.end() ? why->second : "no ClassPortInfo";
-      continue;
-    }
-    const auto select = t.key.port.value();
-    if (cap->second.sampleTick) {
-      s.xmitWaitTickSeconds =
-          xmitWaitTickSeconds(*cap->second.sampleTick, s.rate, cap->second.xmitWaitPerPortBytes);
-    }
-    if (cap->second.extendedCounters()) {
-      requests.push_back(
-          {mad::pmaAddress(t.lid), mad::buildPortCountersExtendedGet(select), nullptr});
-      pending.push_back({i, Kind::kExtended});
-    }
-    if (!cap->second.extendedCounters() || !cap->second.extendedErrorCounters()) {
-      requests.push_back({mad::pmaAddress(t.lid), mad::buildPortCountersGet(select), nullptr});
-      pending.push_back({i, Kind::kNarrow});
+// Per port, PortCountersExtended and/or PortCounters as the capabilities allow.
+void CounterSweeper::prepareSample(std::size_t i, mad::Clock::time_point started, PortSample& s,
+                                   std::vector<MadRequest>& requests,
+                                   std::vector<Query>& queries) const {
+  const Target& t = targets_[i];
+  const Node& node = topology_->node(t.node);
+  const Port* port = node.port(t.key.port);
+  s.key = t.key;
+  s.nodeType = node.type;
+  s.nodeDescription = node.description;
+  s.lid = t.lid;
+  s.at = started;
+  if (port) {
+    s.rate = port->activeRate;
+    if (port->remote) {
+      const Node& rn = topology_->node(port->remote->node);
+      s.remote = PortKey{rn.guid, port->remote->port};
+      s.remoteDescription = rn.description;
     }
   }
-
-  const auto madStart = clock_.now();
-  auto results = engine_.run(std::move(requests));
-  stats.madDuration = clock_.now() - madStart;
-  tally(stats, results);
-
-  // Per-target accounting only for the targets that failed something (almost always none).
-  std::map<Lid, TargetFailure> byLid;
-  for (std::size_t r = 0; r < results.size(); ++r) {
-    if (!results[r].ok() || mad::madStatus(results[r].reply) != 0)
-      byLid.try_emplace(targets_[pending[r].port].lid);
+  if (t.lid.value() == 0) {
+    s.status = PortStatus::kUnreachable;
+    s.detail = "no LID in the topology";
+    return;
   }
-  for (std::size_t r = 0; r < results.size(); ++r) {
-    const Pending& p = pending[r];
-    const Target& t = targets_[p.port];
-    PortSample& s = samples[p.port];
-    const MadResult& res = results[r];
-    TargetFailure* tf = nullptr;
-    if (!byLid.empty()) {
-      if (auto it = byLid.find(t.lid); it != byLid.end()) {
-        tf = &it->second;
-        tf->lid = t.lid;
-        tf->node = t.key.node;
-        ++tf->requests;
-        tf->attempts += res.attempts;
-      }
-    }
-    const char* what = p.kind == Kind::kExtended ? "PortCountersExtended" : "PortCounters";
-    if (!res.ok() || mad::madStatus(res.reply) != 0) {
-      ++tf->failedRequests;
-      tf->reason = describeFailure(what, res);
-      if (s.status == PortStatus::kOk) {
-        s.status = res.ok() ? PortStatus::kUnsupported : PortStatus::kTimeout;
-        s.detail = tf->reason;
-      }
-      continue;
-    }
-    s.at = std::max(s.at, res.completedAt);
-    const PmaCapabilities& cap = capabilities_.at(t.key.node);
-    if (p.kind == Kind::kExtended) {
-      auto c = mad::decodePortCountersExtended(res.reply);
-      setExtendedData(s.counters, c);
-      if (cap.extendedErrorCounters()) setExtendedErrors(s.counters, c, cap.xmitWait());
-    } else {
-      auto c = mad::decodePortCounters(res.reply);
-      setNarrowErrors(s.counters, c);
-      if (!cap.extendedCounters()) setNarrowData(s.counters, c);
-      if (cap.xmitWait()) s.counters.set(Counter::kXmitWait, c.portXmitWait, 32);
-    }
+  auto cap = capabilities_.find(t.key.node);
+  if (cap == capabilities_.end()) {
+    s.status = PortStatus::kUnreachable;
+    auto why = capabilityFailures_.find(t.key.node);
+    s.detail = why != capabilityFailures_.end() ? why->second : "no ClassPortInfo";
+    return;
   }
+  const auto select = t.key.port.value();
+  if (cap->second.sampleTick) {
+    s.xmitWaitTickSeconds =
+        xmitWaitTickSeconds(*cap->second.sampleTick, s.rate, cap->second.xmitWaitPerPortBytes);
+  }
+  if (cap->second.extendedCounters()) {
+    requests.push_back(
+        {mad::pmaAddress(t.lid), mad::buildPortCountersExtendedGet(select), nullptr});
+    queries.push_back({i, QueryKind::kExtended});
+  }
+  if (!cap->second.extendedCounters() || !cap->second.extendedErrorCounters()) {
+    requests.push_back({mad::pmaAddress(t.lid), mad::buildPortCountersGet(select), nullptr});
+    queries.push_back({i, QueryKind::kNarrow});
+  }
+}
+
+void CounterSweeper::applyReply(const Query& q, const MadResult& res, PortSample& s,
+                                TargetFailure* tf) const {
+  const Target& t = targets_[q.port];
+  const char* what = q.kind == QueryKind::kExtended ? "PortCountersExtended" : "PortCounters";
+  if (!res.ok() || mad::madStatus(res.reply) != 0) {
+    ++tf->failedRequests;
+    tf->reason = describeFailure(what, res);
+    if (s.status == PortStatus::kOk) {
+      s.status = res.ok() ? PortStatus::kUnsupported : PortStatus::kTimeout;
+      s.detail = tf->reason;
+    }
+    return;
+  }
+  s.at = std::max(s.at, res.completedAt);
+  const PmaCapabilities& cap = capabilities_.at(t.key.node);
+  if (q.kind == QueryKind::kExtended) {
+    auto c = mad::decodePortCountersExtended(res.reply);
+    setExtendedData(s.counters, c);
+    if (cap.extendedErrorCounters()) setExtendedErrors(s.counters, c, cap.xmitWait());
+  } else {
+    auto c = mad::decodePortCounters(res.reply);
+    setNarrowErrors(s.counters, c);
+    if (!cap.extendedCounters()) setNarrowData(s.counters, c);
+    if (cap.xmitWait()) s.counters.set(Counter::kXmitWait, c.portXmitWait, 32);
+  }
+}
+
+void CounterSweeper::collectFailures(std::map<Lid, TargetFailure>& byLid,
+                                     std::vector<TargetFailure>& failures) const {
   for (auto& [lid, tf] : byLid) {
     if (tf.failedRequests == 0) continue;
     if (topology_) {
@@ -441,44 +420,50 @@ CounterSnapshotPtr CounterSweeper::sweep() {
     }
     failures.push_back(std::move(tf));
   }
+}
 
-  // Optional policy: clear saturated narrow counters so they count again.
-  if (options_.clearSaturated) {
-    std::vector<MadRequest> clears;
-    std::vector<std::pair<std::size_t, std::vector<Counter>>> what;
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-      const PortSample& s = samples[i];
-      if (s.status != PortStatus::kOk) continue;
-      std::vector<Counter> sat;
-      for (Counter c : kAllCounters)
-        if (s.counters.saturated(c)) sat.push_back(c);
-      if (sat.empty()) continue;
-      clears.push_back(
-          {mad::pmaAddress(s.lid), buildPortCountersClear(s.key.port.value(), sat), nullptr});
-      what.emplace_back(i, std::move(sat));
-    }
-    if (!clears.empty()) {
-      stats.clearRequests = clears.size();
-      auto cleared = engine_.run(std::move(clears));
-      tally(stats, cleared);
-      for (std::size_t i = 0; i < cleared.size(); ++i) {
-        if (cleared[i].ok() && mad::madStatus(cleared[i].reply) == 0) {
-          samples[what[i].first].clearedAfterRead = what[i].second;
-        } else {
-          spdlog::warn("counter sweep: clearing saturated counters of {} port {} failed: {}",
-                       samples[what[i].first].nodeDescription,
-                       samples[what[i].first].key.port.value(),
-                       describeFailure("PortCounters SET", cleared[i]));
-        }
-      }
+// Optional policy: clear saturated narrow counters so they count again.
+void CounterSweeper::clearSaturated(std::vector<PortSample>& samples,
+                                    const std::vector<std::size_t>& which, SweepStats& stats) {
+  std::vector<MadRequest> clears;
+  std::vector<std::pair<std::size_t, std::vector<Counter>>> what;
+  for (std::size_t i : which) {
+    const PortSample& s = samples[i];
+    if (s.status != PortStatus::kOk) continue;
+    std::vector<Counter> sat;
+    for (Counter c : kAllCounters)
+      if (s.counters.saturated(c)) sat.push_back(c);
+    if (sat.empty()) continue;
+    clears.push_back(
+        {mad::pmaAddress(s.lid), buildPortCountersClear(s.key.port.value(), sat), nullptr});
+    what.emplace_back(i, std::move(sat));
+  }
+  if (clears.empty()) return;
+  stats.clearRequests += clears.size();
+  auto cleared = engine_.run(std::move(clears));
+  tally(stats, cleared);
+  for (std::size_t i = 0; i < cleared.size(); ++i) {
+    if (cleared[i].ok() && mad::madStatus(cleared[i].reply) == 0) {
+      samples[what[i].first].clearedAfterRead = what[i].second;
+    } else {
+      spdlog::warn("counter sweep: clearing saturated counters of {} port {} failed: {}",
+                   samples[what[i].first].nodeDescription, samples[what[i].first].key.port.value(),
+                   describeFailure("PortCounters SET", cleared[i]));
     }
   }
+}
 
+CounterSnapshotPtr CounterSweeper::finishSweep(std::shared_ptr<CounterSnapshot> snap,
+                                               std::vector<PortSample> samples,
+                                               std::vector<TargetFailure> failures,
+                                               const SampleSink* sink) {
+  SweepStats& stats = snap->stats;
   stats.ports = samples.size();
   for (const auto& s : samples)
     if (s.status == PortStatus::kOk) ++stats.portsOk;
   for (auto& g : gone_) {
     g.at = snap->started;
+    if (sink) (*sink)(g);
     samples.push_back(std::move(g));
   }
   gone_.clear();
@@ -496,6 +481,134 @@ CounterSnapshotPtr CounterSweeper::sweep() {
                  snap->sequence, stats.portsOk, stats.ports, snap->failures.size(), stats.retries);
   }
   return snap;
+}
+
+CounterSnapshotPtr CounterSweeper::sweep() {
+  std::vector<TargetFailure> failures;
+  auto snap = beginSweep(failures);
+  SweepStats& stats = snap->stats;
+  std::vector<MadRequest> requests;
+  std::vector<Query> queries;
+  requests.reserve(2 * targets_.size());
+  queries.reserve(2 * targets_.size());
+  std::vector<PortSample> samples(targets_.size());
+  for (std::size_t i = 0; i < targets_.size(); ++i)
+    prepareSample(i, snap->started, samples[i], requests, queries);
+
+  const auto madStart = clock_.now();
+  auto results = engine_.run(std::move(requests));
+  stats.madDuration = clock_.now() - madStart;
+  tally(stats, results);
+
+  // Per-target accounting only for the targets that failed something (almost always none).
+  std::map<Lid, TargetFailure> byLid;
+  for (std::size_t r = 0; r < results.size(); ++r) {
+    if (!results[r].ok() || mad::madStatus(results[r].reply) != 0)
+      byLid.try_emplace(targets_[queries[r].port].lid);
+  }
+  for (std::size_t r = 0; r < results.size(); ++r) {
+    const Query& q = queries[r];
+    const Target& t = targets_[q.port];
+    TargetFailure* tf = nullptr;
+    if (!byLid.empty()) {
+      if (auto it = byLid.find(t.lid); it != byLid.end()) {
+        tf = &it->second;
+        tf->lid = t.lid;
+        tf->node = t.key.node;
+        ++tf->requests;
+        tf->attempts += results[r].attempts;
+      }
+    }
+    applyReply(q, results[r], samples[q.port], tf);
+  }
+  collectFailures(byLid, failures);
+  if (options_.clearSaturated) {
+    std::vector<std::size_t> all(samples.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    clearSaturated(samples, all, stats);
+  }
+  return finishSweep(std::move(snap), std::move(samples), std::move(failures), nullptr);
+}
+
+std::vector<std::size_t> CounterSweeper::interleavedByLid() const {
+  std::vector<std::vector<std::size_t>> byLid;
+  std::unordered_map<Lid, std::size_t> group;
+  for (std::size_t i = 0; i < targets_.size(); ++i) {
+    auto [it, added] = group.try_emplace(targets_[i].lid, byLid.size());
+    if (added) byLid.emplace_back();
+    byLid[it->second].push_back(i);
+  }
+  std::vector<std::size_t> order;
+  order.reserve(targets_.size());
+  for (std::size_t round = 0; order.size() < targets_.size(); ++round) {
+    for (const auto& ports : byLid)
+      if (round < ports.size()) order.push_back(ports[round]);
+  }
+  return order;
+}
+
+CounterSnapshotPtr CounterSweeper::sweep(const SampleSink& sink) {
+  std::vector<TargetFailure> failures;
+  auto snap = beginSweep(failures);
+  SweepStats& stats = snap->stats;
+  std::vector<PortSample> samples(targets_.size());
+  const std::vector<std::size_t> order = interleavedByLid();
+  // A slice is a few windows' worth of requests: while the engine drains one, the next is queued
+  // behind it, so the window never runs dry between slices.
+  const std::size_t sliceRequests = std::max<std::size_t>(
+      kSliceWindows * static_cast<std::size_t>(engine_.options().window), kMinSliceRequests);
+  const auto guard = std::max<std::chrono::nanoseconds>(2 * engine_.options().batchWatchdog,
+                                                        std::chrono::seconds(10));
+  struct Slice {
+    std::vector<std::size_t> ports;
+    std::vector<Query> queries;
+    mad::MadBatchPtr batch;
+  };
+  std::deque<Slice> slices;
+  std::size_t next = 0;
+  const auto launch = [&] {
+    Slice& sl = slices.emplace_back();
+    std::vector<MadRequest> requests;
+    while (next < order.size() && requests.size() < sliceRequests) {
+      const std::size_t i = order[next++];
+      prepareSample(i, snap->started, samples[i], requests, sl.queries);
+      sl.ports.push_back(i);
+    }
+    if (!requests.empty()) sl.batch = engine_.submit(std::move(requests));
+  };
+  // Every LID asked is accounted: a target's queries span slices.
+  std::map<Lid, TargetFailure> byLid;
+  const auto madStart = clock_.now();
+  while (next < order.size() && slices.size() < kSlicesInFlight) launch();
+  while (!slices.empty()) {
+    Slice sl = std::move(slices.front());
+    slices.pop_front();
+    if (sl.batch && !sl.batch->waitFor(guard)) {
+      spdlog::error("counter sweep: slice of {} requests still running after {} s; abandoned",
+                    sl.batch->size(),
+                    std::chrono::duration_cast<std::chrono::seconds>(guard).count());
+    }
+    if (next < order.size()) launch();
+    if (sl.batch) {
+      const std::vector<MadResult>& results = sl.batch->results();
+      tally(stats, results);
+      for (std::size_t r = 0; r < results.size(); ++r) {
+        const Query& q = sl.queries[r];
+        const Target& t = targets_[q.port];
+        TargetFailure& tf = byLid[t.lid];
+        tf.lid = t.lid;
+        tf.node = t.key.node;
+        ++tf.requests;
+        tf.attempts += results[r].attempts;
+        applyReply(q, results[r], samples[q.port], &tf);
+      }
+    }
+    if (options_.clearSaturated) clearSaturated(samples, sl.ports, stats);
+    for (std::size_t i : sl.ports) sink(samples[i]);
+  }
+  stats.madDuration = clock_.now() - madStart;
+  collectFailures(byLid, failures);
+  return finishSweep(std::move(snap), std::move(samples), std::move(failures), &sink);
 }
 
 }  // namespace ibfabric::telemetry

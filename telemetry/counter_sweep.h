@@ -16,6 +16,13 @@
 // before no longer has a link (or its node is gone), the next CounterSnapshot lists that port
 // once with status kGone, and it is polled no more.
 //
+// sweep() sends every counter query of a sweep as one engine batch and returns when all are
+// answered (the daemon's sweep thread). sweep(sink) is for callers that print as they go (the
+// one-shot CLI): it sends the queries in slices of a few engine windows, ports interleaved across
+// their LIDs so that every slice keeps the window full, two slices in flight, and hands each
+// port's sample to the sink as soon as its slice is done. It returns the same snapshot; the
+// engine holds a slice's requests and results at a time, not the sweep's.
+//
 // Thread-safety: a CounterSweeper is used from one thread at a time (setTopology and sweep must
 // not race). The snapshots it returns are immutable and thread-safe to read from anywhere.
 #pragma once
@@ -239,6 +246,14 @@ class CounterSweeper {
 
   /// Sweeps every target port; never throws on fabric errors (they are per-port statuses).
   CounterSnapshotPtr sweep();
+  /// Receives one port's finished sample, on the thread that called sweep(sink).
+  using SampleSink = std::function<void(const PortSample&)>;
+  /// The same sweep, streamed: `sink` sees every port's sample once, as soon as the slice that
+  /// read it has completed (the clear-saturated policy, when on, has run for it), in the order
+  /// the slices were sent, not sorted; ports reported gone come last. Returns the same snapshot
+  /// as sweep() (sorted by key, same statuses, stats and failures); the engine's per-batch limits
+  /// (batchWatchdog, failFastAfter) apply per slice.
+  CounterSnapshotPtr sweep(const SampleSink& sink);
   /// The next sweep is numbered at least `sequence` + 1 (a sweeper that replaces another).
   void continueSequenceAfter(std::uint64_t sequence) { sequence_ = std::max(sequence_, sequence); }
 
@@ -251,6 +266,33 @@ class CounterSweeper {
     NodeIndex node = kNoNode;
     Lid lid;
   };
+  /// One counter query of a sweep: which target (index into targets_), which attribute.
+  enum class QueryKind : std::uint8_t { kExtended, kNarrow };
+  struct Query {
+    std::size_t port;
+    QueryKind kind;
+  };
+  /// Numbered snapshot with the capabilities read (their failures into `failures`).
+  std::shared_ptr<CounterSnapshot> beginSweep(std::vector<TargetFailure>& failures);
+  /// Fills the identity of target `i` into `s` and appends its counter queries; a port that
+  /// cannot be asked gets its kUnreachable status instead.
+  void prepareSample(std::size_t i, mad::Clock::time_point started, PortSample& s,
+                     std::vector<mad::MadRequest>& requests, std::vector<Query>& queries) const;
+  /// Decodes one answer into the port's sample; a failed query also goes to `tf`, the
+  /// accounting of its target (never null for a failed query).
+  void applyReply(const Query& q, const mad::MadResult& r, PortSample& s, TargetFailure* tf) const;
+  /// The clear-saturated policy for samples[i], i in `which`.
+  void clearSaturated(std::vector<PortSample>& samples, const std::vector<std::size_t>& which,
+                      SweepStats& stats);
+  /// Targets with failed queries into `failures` (by LID).
+  void collectFailures(std::map<Lid, TargetFailure>& byLid,
+                       std::vector<TargetFailure>& failures) const;
+  /// Stats, the gone ports (each also to `sink` when given), the sort; publishes `snap`.
+  CounterSnapshotPtr finishSweep(std::shared_ptr<CounterSnapshot> snap,
+                                 std::vector<PortSample> samples,
+                                 std::vector<TargetFailure> failures, const SampleSink* sink);
+  /// Target indices, round-robin over their LIDs (a switch's ports spread across the sweep).
+  std::vector<std::size_t> interleavedByLid() const;
   void readCapabilities(SweepStats& stats, std::vector<TargetFailure>& failures);
   void readSampleTicks(SweepStats& stats);
   /// A device model: node type, vendor, device and revision from NodeInfo.

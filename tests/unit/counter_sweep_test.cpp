@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -448,6 +450,140 @@ TEST(CounterSweep, ClearSaturatedPolicySendsCounterSelect) {
   for (const auto& [lid, hd] : h.pma.asked)
     if (hd.method == static_cast<std::uint8_t>(mad::MadMethod::kSet)) ++sets;
   EXPECT_EQ(sets, 1);
+}
+
+// A switch (LID 1) with `n` CAs (LIDs 10, 11, ...) on its ports 1..n: 2n linked ports.
+TopologyPtr wideFabric(int n) {
+  TopologyBuilder b;
+  b.addNode({NodeType::kSwitch, kSwitch, kSwitch, "sw", 0, 0, 0, n});
+  auto add = [&](Guid g, int num, int lid) {
+    Port p;
+    p.num = PortNum(static_cast<std::uint8_t>(num));
+    p.lid = Lid(static_cast<std::uint16_t>(lid));
+    p.state = PortState::kActive;
+    p.physState = PhysPortState::kLinkUp;
+    if (num != 0) p.activeRate = k4xHdr;
+    b.addPort(g, p);
+  };
+  for (int i = 1; i <= n; ++i) {
+    const Guid ca{0x100000u + static_cast<std::uint64_t>(i)};
+    b.addNode({NodeType::kCa, ca, ca, "host" + std::to_string(i) + " mlx5_0", 0, 0, 0, 1});
+  }
+  for (int p = 0; p <= n; ++p) add(kSwitch, p, 1);
+  for (int i = 1; i <= n; ++i) {
+    const Guid ca{0x100000u + static_cast<std::uint64_t>(i)};
+    add(ca, 1, 9 + i);
+    b.connect(kSwitch, PortNum(static_cast<std::uint8_t>(i)), ca, PortNum{1});
+  }
+  return b.build();
+}
+
+void wideCounters(FakePma& pma, int n) {
+  for (int i = 1; i <= n; ++i) {
+    const auto lid = static_cast<std::uint16_t>(9 + i);
+    pma.cpi[lid] = caps(0x1200);
+    pma.ext[{lid, 1}].portXmitData = 1000u + static_cast<unsigned>(i);
+    pma.narrow[{lid, 1}].symbolErrorCounter = static_cast<std::uint32_t>(i);
+    pma.ext[{1, i}].portRcvData = 5000u + static_cast<unsigned>(i);
+    pma.narrow[{1, i}].linkDownedCounter = static_cast<std::uint32_t>(i % 7);
+  }
+}
+
+// sweep(sink) on 120 ports (window 8: slices of 64 requests, 4 slices): the same snapshot as
+// sweep(), also for a target whose counter queries time out; every port reaches the sink once.
+TEST(CounterSweep, StreamedSweepGivesTheSameSnapshotAndEveryPortOnce) {
+  constexpr int kCas = 60;
+  Harness batch, streamed;
+  for (Harness* h : {&batch, &streamed}) {
+    wideCounters(h->pma, kCas);
+    h->sweeper->setTopology(wideFabric(kCas));
+  }
+  std::vector<PortKey> seen;
+  const auto sink = [&](const PortSample& s) { seen.push_back(s.key); };
+  batch.sweeper->sweep();
+  streamed.sweeper->sweep(sink);
+  ASSERT_EQ(seen.size(), 2u * kCas);
+  // Capabilities are known now: the dead CA's counter queries time out.
+  for (Harness* h : {&batch, &streamed}) h->pma.dead.insert(12);
+  seen.clear();
+  auto a = batch.sweeper->sweep();
+  auto b = streamed.sweeper->sweep(sink);
+
+  ASSERT_EQ(a->ports.size(), 2u * kCas);
+  ASSERT_EQ(b->ports.size(), a->ports.size());
+  for (std::size_t i = 0; i < a->ports.size(); ++i) {
+    const PortSample &x = a->ports[i], &y = b->ports[i];
+    EXPECT_EQ(x.key, y.key);
+    EXPECT_EQ(x.status, y.status) << y.detail;
+    EXPECT_EQ(x.detail, y.detail);
+    EXPECT_EQ(x.lid, y.lid);
+    EXPECT_EQ(x.counters, y.counters);
+    EXPECT_EQ(x.remote, y.remote);
+    EXPECT_EQ(x.nodeDescription, y.nodeDescription);
+  }
+  EXPECT_EQ(b->stats.ports, a->stats.ports);
+  EXPECT_EQ(b->stats.portsOk, 2u * kCas - 1);
+  EXPECT_EQ(b->stats.portsOk, a->stats.portsOk);
+  EXPECT_EQ(b->stats.requests, a->stats.requests);
+  EXPECT_EQ(b->stats.attempts, a->stats.attempts);
+  EXPECT_EQ(b->stats.failedRequests, a->stats.failedRequests);
+  ASSERT_EQ(a->failures.size(), 1u);
+  ASSERT_EQ(b->failures.size(), 1u);
+  EXPECT_EQ(b->failures[0].lid, Lid{12});
+  EXPECT_EQ(b->failures[0].requests, a->failures[0].requests);
+  EXPECT_EQ(b->failures[0].attempts, a->failures[0].attempts);
+  EXPECT_EQ(b->failures[0].failedRequests, a->failures[0].failedRequests);
+  EXPECT_EQ(b->failures[0].reason, a->failures[0].reason);
+
+  std::vector<PortKey> keys;
+  for (const auto& p : b->ports) keys.push_back(p.key);
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, keys);
+}
+
+// The fake PMA holds back the sweep's last counter query until the sink has seen a port. A sweep
+// that handed its ports over only at the end would never release it: the responder gives up
+// after 10 s and the test fails.
+TEST(CounterSweep, StreamedSweepHandsOverPortsBeforeTheLastQueryIsSent) {
+  constexpr int kCas = 60;
+  constexpr std::size_t kQueries = 2 * 2 * kCas;  // PortCountersExtended + PortCounters per port
+  Harness h;
+  wideCounters(h.pma, kCas);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool sunk = false;
+  std::size_t counterQueries = 0;
+  bool releasedBySink = false;
+  const auto inner = h.pma.responder();
+  mad::FakeMadTransport transport(
+      h.clock, [&](const mad::MadAddress& to, const mad::MadBuffer& req, int index) {
+        const auto attr = mad::decodeHeader(req).attributeId;
+        if (attr == kPc || attr == kPce) {
+          std::unique_lock lock(mu);
+          if (++counterQueries == kQueries)
+            releasedBySink = cv.wait_for(lock, std::chrono::seconds(10), [&] { return sunk; });
+        }
+        return inner(to, req, index);
+      });
+  std::string error;
+  ASSERT_TRUE(transport.open(error));
+  mad::MadEngineOptions o;
+  o.window = 8;
+  o.timeout = 50ms;
+  mad::MadEngine engine(transport, h.clock, o);
+  CounterSweeper sweeper(engine, h.clock);
+  sweeper.setTopology(wideFabric(kCas));
+  std::size_t ports = 0;
+  auto snap = sweeper.sweep([&](const PortSample&) {
+    ++ports;
+    std::lock_guard lock(mu);
+    sunk = true;
+    cv.notify_all();
+  });
+  EXPECT_TRUE(releasedBySink);
+  EXPECT_EQ(counterQueries, kQueries);
+  EXPECT_EQ(ports, 2u * kCas);
+  EXPECT_EQ(snap->stats.portsOk, 2u * kCas);
 }
 
 TEST(CounterSweep, ClearRequestFields) {
