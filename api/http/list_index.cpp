@@ -1,0 +1,138 @@
+#include "api/http/list_index.h"
+
+#include <algorithm>
+
+#include "discovery/formats.h"
+
+namespace ibfabric::api {
+namespace {
+
+using nlohmann::json;
+using telemetry::LinkHealthReport;
+using telemetry::PortKey;
+
+std::uint8_t typeRank(NodeType t) {
+  switch (t) {
+    case NodeType::kSwitch:
+      return 0;
+    case NodeType::kCa:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+std::optional<Guid> guidOf(const json& j) {
+  if (!j.is_string()) return std::nullopt;
+  return parseGuid(j.get<std::string>());
+}
+
+}  // namespace
+
+NodeKey nodeKey(const Node& n) { return {typeRank(n.type), n.guid}; }
+
+LinkKey linkKey(const Topology& t, std::uint32_t link) {
+  const PortRef& a = t.links()[link].a;
+  return {nodeKey(t.node(a.node)), a.port};
+}
+
+json toJson(const NodeKey& k) { return json::array({k.rank, toString(k.guid)}); }
+
+json toJson(const LinkKey& k) {
+  return json::array({k.node.rank, toString(k.node.guid), k.port.value()});
+}
+
+std::optional<NodeKey> nodeKeyFromJson(const json& k) {
+  if (!k.is_array() || k.size() != 2 || !k[0].is_number_unsigned() || k[0].get<unsigned>() > 2)
+    return std::nullopt;
+  auto g = guidOf(k[1]);
+  if (!g) return std::nullopt;
+  return NodeKey{static_cast<std::uint8_t>(k[0].get<unsigned>()), *g};
+}
+
+std::optional<LinkKey> linkKeyFromJson(const json& k) {
+  if (!k.is_array() || k.size() != 3 || !k[2].is_number_unsigned() || k[2].get<unsigned>() > 255)
+    return std::nullopt;
+  auto node = nodeKeyFromJson(json::array({k[0], k[1]}));
+  if (!node) return std::nullopt;
+  return LinkKey{*node, PortNum(static_cast<std::uint8_t>(k[2].get<unsigned>()))};
+}
+
+TopologyOrder orderOf(const Topology& t) {
+  TopologyOrder o;
+  o.links.resize(t.links().size());
+  for (std::uint32_t i = 0; i < o.links.size(); ++i) o.links[i] = i;
+  std::vector<LinkKey> keys(o.links.size());
+  for (std::uint32_t i = 0; i < keys.size(); ++i) keys[i] = linkKey(t, i);
+  // Already in key order when the builder listed the links by their `a` end.
+  if (!std::is_sorted(keys.begin(), keys.end()))
+    std::sort(o.links.begin(), o.links.end(),
+              [&](std::uint32_t x, std::uint32_t y) { return keys[x] < keys[y]; });
+  o.hosts.resize(t.hosts().size());
+  for (std::uint32_t i = 0; i < o.hosts.size(); ++i) o.hosts[i] = i;
+  std::sort(o.hosts.begin(), o.hosts.end(), [&](std::uint32_t x, std::uint32_t y) {
+    return t.hosts()[x].name < t.hosts()[y].name;
+  });
+  return o;
+}
+
+HealthLookup::HealthLookup(const std::vector<LinkHealthReport>& reports) {
+  byPort_.reserve(reports.size() * 2);
+  for (std::uint32_t i = 0; i < reports.size(); ++i) {
+    byPort_.emplace_back(reports[i].a, i);
+    byPort_.emplace_back(reports[i].b, i);
+  }
+  // By key, then by position: the first match of a linear search comes first.
+  std::sort(byPort_.begin(), byPort_.end());
+}
+
+const LinkHealthReport* HealthLookup::find(const std::vector<LinkHealthReport>* reports, Guid guid,
+                                           PortNum port) const {
+  if (!reports) return nullptr;
+  const PortKey key{guid, port};
+  auto it = std::lower_bound(byPort_.begin(), byPort_.end(), std::pair(key, std::uint32_t{0}));
+  if (it == byPort_.end() || it->first != key || it->second >= reports->size()) return nullptr;
+  return &(*reports)[it->second];
+}
+
+LinkFacts ListIndex::linkFacts(const ServiceState& s, std::uint32_t index) const {
+  const Topology& t = *s.topology;
+  const Link& l = t.links()[index];
+  const Node& na = t.node(l.a.node);
+  const Port* pa = t.port(l.a);
+  const Port* pb = t.port(l.b);
+  LinkFacts f;
+  f.level = std::max(na.level, t.node(l.b.node).level);
+  f.active = pa && pb && pa->state == PortState::kActive && pb->state == PortState::kActive;
+  f.health = healthOf(s, na.guid, l.a.port);
+  if (f.health)
+    f.state = telemetry::toString(f.health->state);
+  else
+    f.state = f.active ? (l.belowEnabled() ? "degraded" : "ok") : "down";
+  return f;
+}
+
+ListIndex ListIndexCache::get(const ServiceState& s) {
+  std::lock_guard lock(mu_);
+  if (!order_ || topology_.lock() != s.topology) {
+    order_ = std::make_shared<const TopologyOrder>(orderOf(*s.topology));
+    topology_ = s.topology;
+    ++builds_;
+  }
+  const bool none = !s.health;
+  if (!health_ || none != noReports_ || (!none && reports_.lock() != s.health)) {
+    health_ = none ? std::make_shared<const HealthLookup>()
+                   : std::make_shared<const HealthLookup>(*s.health);
+    reports_ = s.health;
+    noReports_ = none;
+    ++builds_;
+  }
+  return {order_, health_};
+}
+
+std::uint64_t ListIndexCache::builds() const {
+  std::lock_guard lock(mu_);
+  return builds_;
+}
+
+}  // namespace ibfabric::api
