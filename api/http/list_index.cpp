@@ -22,6 +22,13 @@ std::uint8_t typeRank(NodeType t) {
   }
 }
 
+/// A non-negative integer up to `max` (the parser gives unsigned numbers, a built key signed ones).
+std::optional<unsigned> smallUint(const json& j, unsigned max) {
+  if (!j.is_number_integer() || j.get<std::int64_t>() < 0 || j.get<std::int64_t>() > max)
+    return std::nullopt;
+  return j.get<unsigned>();
+}
+
 std::optional<Guid> guidOf(const json& j) {
   if (!j.is_string()) return std::nullopt;
   return parseGuid(j.get<std::string>());
@@ -43,19 +50,19 @@ json toJson(const LinkKey& k) {
 }
 
 std::optional<NodeKey> nodeKeyFromJson(const json& k) {
-  if (!k.is_array() || k.size() != 2 || !k[0].is_number_unsigned() || k[0].get<unsigned>() > 2)
-    return std::nullopt;
+  if (!k.is_array() || k.size() != 2) return std::nullopt;
+  auto rank = smallUint(k[0], 2);
   auto g = guidOf(k[1]);
-  if (!g) return std::nullopt;
-  return NodeKey{static_cast<std::uint8_t>(k[0].get<unsigned>()), *g};
+  if (!rank || !g) return std::nullopt;
+  return NodeKey{static_cast<std::uint8_t>(*rank), *g};
 }
 
 std::optional<LinkKey> linkKeyFromJson(const json& k) {
-  if (!k.is_array() || k.size() != 3 || !k[2].is_number_unsigned() || k[2].get<unsigned>() > 255)
-    return std::nullopt;
+  if (!k.is_array() || k.size() != 3) return std::nullopt;
   auto node = nodeKeyFromJson(json::array({k[0], k[1]}));
-  if (!node) return std::nullopt;
-  return LinkKey{*node, PortNum(static_cast<std::uint8_t>(k[2].get<unsigned>()))};
+  auto port = smallUint(k[2], 255);
+  if (!node || !port) return std::nullopt;
+  return LinkKey{*node, PortNum(static_cast<std::uint8_t>(*port))};
 }
 
 TopologyOrder orderOf(const Topology& t) {
