@@ -73,16 +73,25 @@ Timing timeGets(httplib::Client& c, const std::string& path, int n, bool gzip) {
   return t;
 }
 
-/// `n` pages of `query` (limit=100), following next_cursor and starting over at the end.
-Timing timePages(httplib::Client& c, const std::string& query, int n, int* walks) {
+/// `n` pages of `query` (limit=100), following next_cursor and starting over at the end;
+/// `firstAfterSweep` gets the pages that were the first after a new state.
+Timing timePages(api::FabricService& service, httplib::Client& c, const std::string& query, int n,
+                 int* walks, Timing* firstAfterSweep = nullptr) {
   Timing t;
+  auto seen = service.state();
   std::string cursor;
   *walks = 0;
   for (int i = 0; i < n; ++i) {
     const std::string path = query + (cursor.empty() ? "" : "&cursor=" + cursor);
     const auto t0 = Clock::now();
     auto r = c.Get(path.c_str());
-    t.ms.push_back(ms(Clock::now() - t0));
+    const double took = ms(Clock::now() - t0);
+    auto now = service.state();
+    if (firstAfterSweep && now->counters != seen->counters)
+      firstAfterSweep->ms.push_back(took);
+    else
+      t.ms.push_back(took);
+    seen = now;
     if (!r || r->status != 200) {
       std::fprintf(stderr, "GET %s failed: %d\n", path.c_str(), r ? r->status : -1);
       break;
@@ -120,6 +129,7 @@ int main(int argc, char** argv) {
               topology->nodes().size(), topology->links().size(), topology->hosts().size(),
               ms(Clock::now() - t0) / 1000);
   {  // The /topology/full rendering, step by step (before the service loads the machine).
+    const double rssBefore = statusMb("VmRSS:");
     auto t1 = Clock::now();
     const nlohmann::json tree = toJson(*topology);
     const double treeMs = ms(Clock::now() - t1);
@@ -135,8 +145,8 @@ int main(int argc, char** argv) {
     const std::size_t gz = w.finish().size();
     std::printf(
         "/topology/full: toJson %.0f ms, dump %.0f ms (%zu B), streamed into gzip %.0f ms "
-        "(%zu B)\n",
-        treeMs, dumpMs, text.size(), ms(Clock::now() - t1), gz);
+        "(%zu B); RSS %.0f MB before, peak %.0f MB (tree + text + gzip)\n",
+        treeMs, dumpMs, text.size(), ms(Clock::now() - t1), gz, rssBefore, statusMb("VmHWM:"));
   }
   auto source = std::make_unique<api::ScriptedTopologySource>();
   source->push(topology);
@@ -179,13 +189,16 @@ int main(int argc, char** argv) {
   c.set_decompress(false);
   const std::uint64_t sweepsBefore = service.state()->sweep.runs;
   int walks = 0;
-  Timing page = timePages(c, "/api/v1/links?limit=100", requests, &walks);
+  Timing firsts;
+  Timing page = timePages(service, c, "/api/v1/links?limit=100", requests, &walks, &firsts);
   page.print("GET /links?limit=100 (by cursor)");
+  firsts.print("  of which the first after a new sweep");
   std::printf("  (%d whole walks; %llu sweeps published meanwhile)\n", walks,
               static_cast<unsigned long long>(service.state()->sweep.runs - sweepsBefore));
-  timePages(c, "/api/v1/links?limit=100&state=ok&level=spine", requests / 4, &walks)
+  timePages(service, c, "/api/v1/links?limit=100&state=ok&level=spine", requests / 4, &walks)
       .print("GET /links?limit=100&state=ok&level=spine");
-  timePages(c, "/api/v1/nodes?limit=100", requests / 4, &walks).print("GET /nodes?limit=100");
+  timePages(service, c, "/api/v1/nodes?limit=100", requests / 4, &walks)
+      .print("GET /nodes?limit=100");
   timeGets(c, "/api/v1/links?sort=utilization&limit=10", requests / 8, false)
       .print("GET /links?sort=utilization&limit=10");
   for (const char* path : {"/api/v1/topology/full", "/api/v1/links", "/api/v1/nodes"}) {

@@ -83,7 +83,15 @@ TopologyOrder orderOf(const Topology& t) {
   return o;
 }
 
-HealthLookup::HealthLookup(const std::vector<LinkHealthReport>& reports) {
+HealthLookup::HealthLookup(const std::vector<LinkHealthReport>& reports, const Topology* t) {
+  if (t) {
+    byLink_.assign(t->links().size(), kNone);
+    for (std::uint32_t i = 0; i < reports.size(); ++i) {
+      const LinkHealthReport& r = reports[i];
+      if (r.link < byLink_.size() && byLink_[r.link] == kNone) byLink_[r.link] = i;
+    }
+    return;
+  }
   byPort_.reserve(reports.size() * 2);
   for (std::uint32_t i = 0; i < reports.size(); ++i) {
     byPort_.emplace_back(reports[i].a, i);
@@ -93,13 +101,30 @@ HealthLookup::HealthLookup(const std::vector<LinkHealthReport>& reports) {
   std::sort(byPort_.begin(), byPort_.end());
 }
 
-const LinkHealthReport* HealthLookup::find(const std::vector<LinkHealthReport>* reports, Guid guid,
-                                           PortNum port) const {
+const LinkHealthReport* HealthLookup::find(const std::vector<LinkHealthReport>* reports,
+                                           const Topology& t, Guid guid, PortNum port) const {
   if (!reports) return nullptr;
+  if (!byLink_.empty()) {
+    // Reports of this topology: a port's report is its link's (a port is in one link).
+    const Node* n = t.findNode(guid);
+    const Port* p = n ? n->port(port) : nullptr;
+    return p && p->link ? ofLink(reports, t, *p->link) : nullptr;
+  }
   const PortKey key{guid, port};
   auto it = std::lower_bound(byPort_.begin(), byPort_.end(), std::pair(key, std::uint32_t{0}));
   if (it == byPort_.end() || it->first != key || it->second >= reports->size()) return nullptr;
   return &(*reports)[it->second];
+}
+
+const LinkHealthReport* HealthLookup::ofLink(const std::vector<LinkHealthReport>* reports,
+                                             const Topology& t, std::uint32_t index) const {
+  if (!reports) return nullptr;
+  if (byLink_.empty()) {
+    const PortRef& a = t.links()[index].a;
+    return find(reports, t, t.node(a.node).guid, a.port);
+  }
+  const std::uint32_t r = index < byLink_.size() ? byLink_[index] : kNone;
+  return r < reports->size() ? &(*reports)[r] : nullptr;
 }
 
 LinkFacts ListIndex::linkFacts(const ServiceState& s, std::uint32_t index) const {
@@ -111,7 +136,7 @@ LinkFacts ListIndex::linkFacts(const ServiceState& s, std::uint32_t index) const
   LinkFacts f;
   f.level = std::max(na.level, t.node(l.b.node).level);
   f.active = pa && pb && pa->state == PortState::kActive && pb->state == PortState::kActive;
-  f.health = healthOf(s, na.guid, l.a.port);
+  f.health = healthOfLink(s, index);
   if (f.health)
     f.state = telemetry::toString(f.health->state);
   else
@@ -127,10 +152,15 @@ ListIndex ListIndexCache::get(const ServiceState& s) {
     ++builds_;
   }
   const bool none = !s.health;
-  if (!health_ || none != noReports_ || (!none && reports_.lock() != s.health)) {
+  if (!health_ || none != noReports_ || (!none && reports_.lock() != s.health) ||
+      healthTopology_.lock() != s.topology) {
+    // Reports index the links of the topology the sweep polled.
+    const bool sameTopology = s.counters && s.counters->topology == s.topology;
     health_ = none ? std::make_shared<const HealthLookup>()
-                   : std::make_shared<const HealthLookup>(*s.health);
+                   : std::make_shared<const HealthLookup>(
+                         *s.health, sameTopology ? s.topology.get() : nullptr);
     reports_ = s.health;
+    healthTopology_ = s.topology;
     noReports_ = none;
     ++builds_;
   }

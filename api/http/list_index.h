@@ -55,17 +55,25 @@ struct TopologyOrder {
 };
 TopologyOrder orderOf(const Topology& topology);
 
-/// Health report by port for one ServiceState::health vector.
+/// Health report by link or port for one ServiceState::health vector. When the reports are of
+/// the state's own topology (counters->topology == topology: the usual case) they are indexed by
+/// link, in one pass; else (a crawl newer than the last sweep) by port GUID, sorted.
 class HealthLookup {
  public:
   HealthLookup() = default;
-  explicit HealthLookup(const std::vector<telemetry::LinkHealthReport>& reports);
+  /// `topology`: the state's topology when the reports index its links, else nullptr.
+  HealthLookup(const std::vector<telemetry::LinkHealthReport>& reports, const Topology* topology);
   /// The first report with an end (guid, port) — what findHealth() finds — in `reports` (the
-  /// vector this lookup was built from); nullptr when none.
+  /// vector this lookup was built from) for a port of `topology` (the state's); nullptr when none.
   const telemetry::LinkHealthReport* find(const std::vector<telemetry::LinkHealthReport>* reports,
-                                          Guid guid, PortNum port) const;
+                                          const Topology& topology, Guid guid, PortNum port) const;
+  /// The same for link `index` of `topology` (by its `a` end).
+  const telemetry::LinkHealthReport* ofLink(const std::vector<telemetry::LinkHealthReport>* reports,
+                                            const Topology& topology, std::uint32_t index) const;
 
  private:
+  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+  std::vector<std::uint32_t> byLink_;  // report per link index (kNone: none); or empty
   std::vector<std::pair<telemetry::PortKey, std::uint32_t>> byPort_;  // sorted by key
 };
 
@@ -86,7 +94,11 @@ struct ListIndex {
   LinkFacts linkFacts(const ServiceState& state, std::uint32_t index) const;
   const telemetry::LinkHealthReport* healthOf(const ServiceState& state, Guid guid,
                                               PortNum port) const {
-    return health->find(state.health.get(), guid, port);
+    return health->find(state.health.get(), *state.topology, guid, port);
+  }
+  const telemetry::LinkHealthReport* healthOfLink(const ServiceState& state,
+                                                  std::uint32_t index) const {
+    return health->ofLink(state.health.get(), *state.topology, index);
   }
 };
 
@@ -102,7 +114,8 @@ class ListIndexCache {
   std::weak_ptr<const Topology> topology_;
   std::shared_ptr<const TopologyOrder> order_;
   std::weak_ptr<const std::vector<telemetry::LinkHealthReport>> reports_;
-  bool noReports_ = false;  // health_ was built for a state without health
+  std::weak_ptr<const Topology> healthTopology_;  // the topology health_ was built with
+  bool noReports_ = false;                        // health_ was built for a state without health
   std::shared_ptr<const HealthLookup> health_;
   std::uint64_t builds_ = 0;
 };

@@ -200,15 +200,28 @@ TEST(ListIndex, OrdersLinksByTheirAEndAndHostsByNameAndFindsHealthAsTheLinearSea
   EXPECT_EQ(cache.builds(), 2u);  // the order and the health lookup
   cache.get(s);
   EXPECT_EQ(cache.builds(), 2u);
-  for (const Node& n : t->nodes())
-    for (const auto& p : n.ports) {
-      if (!p) continue;
-      EXPECT_EQ(index.healthOf(s, n.guid, p->num), findHealth(s, n.guid, p->num));
+  // Reports of the state's own topology are indexed by link, else by port: both find what the
+  // linear search finds.
+  ServiceState swept = s;
+  auto snapshot = std::make_shared<telemetry::CounterSnapshot>();
+  snapshot->topology = t;
+  swept.counters = snapshot;
+  ListIndexCache sweptCache;
+  const ListIndex byLink = sweptCache.get(swept);
+  for (const auto* st : {&s, &swept}) {
+    const ListIndex& ix = st == &s ? index : byLink;
+    for (const Node& n : t->nodes())
+      for (const auto& p : n.ports) {
+        if (!p) continue;
+        EXPECT_EQ(ix.healthOf(*st, n.guid, p->num), findHealth(*st, n.guid, p->num));
+      }
+    for (std::uint32_t i = 0; i < t->links().size(); ++i) {
+      const LinkFacts f = ix.linkFacts(*st, i);
+      EXPECT_EQ(f.state, i % 3 ? "ok" : (i % 2 ? "degraded" : "ok")) << i;
+      EXPECT_TRUE(f.active);
+      const Link& l = t->links()[i];
+      EXPECT_EQ(ix.healthOfLink(*st, i), findHealth(*st, t->node(l.a.node).guid, l.a.port));
     }
-  for (std::uint32_t i = 0; i < t->links().size(); ++i) {
-    const LinkFacts f = index.linkFacts(s, i);
-    EXPECT_EQ(f.state, i % 3 ? "ok" : (i % 2 ? "degraded" : "ok")) << i;
-    EXPECT_TRUE(f.active);
   }
   // A new sweep's health: a new lookup, the same order.
   ServiceState s2 = s;

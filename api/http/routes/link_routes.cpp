@@ -98,9 +98,8 @@ void renderAllLinks(const ServiceState& s, const ListIndex& index, GzipWriter& w
   const auto& order = index.order->links;
   w.append("{\"count\":" + std::to_string(order.size()) + ",\"links\":[");
   for (std::size_t i = 0; i < order.size(); ++i) {
-    const Link& l = t.links()[order[i]];
     if (i) w.append(",");
-    w.append(linkJson(t, order[i], s, index.healthOf(s, t.node(l.a.node).guid, l.a.port)).dump());
+    w.append(linkJson(t, order[i], s, index.healthOfLink(s, order[i])).dump());
   }
   w.append("]}\n");
 }
@@ -119,7 +118,7 @@ void sortedLinks(const ServiceState& s, const ListIndex& index, const LinkQuery&
   if (q.page.limit && ranked.size() > *q.page.limit) ranked.resize(*q.page.limit);
   json out = json::array();
   for (const auto& [metric, li] : ranked)
-    out.push_back(linkJson(t, li, s, index.linkFacts(s, li).health));
+    out.push_back(linkJson(t, li, s, index.healthOfLink(s, li)));
   sendPage(res, "links", std::move(out), true, false, kLinksList, nullptr);
 }
 
@@ -154,7 +153,7 @@ void links(Router& r, const Request& req, Response& res) {
   });
   json out = json::array();
   for (std::size_t i : page.positions)
-    out.push_back(linkJson(t, order[i], *s, index.linkFacts(*s, order[i]).health));
+    out.push_back(linkJson(t, order[i], *s, index.healthOfLink(*s, order[i])));
   const json last =
       page.positions.empty() ? json() : toJson(linkKey(t, order[page.positions.back()]));
   sendPage(res, "links", std::move(out), true, page.more, kLinksList, last);
