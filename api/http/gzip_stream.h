@@ -33,9 +33,8 @@ class GzipWriter {
   /// Uncompressed bytes appended so far.
   std::size_t plainSize() const { return plainSize_; }
 
-  /// A std::ostream whose output is appended to a GzipWriter (buffered; flushed by finish()
-  /// only through the writer, so write through the stream, then call finish() on the writer
-  /// after the stream is gone or flushed).
+  /// A std::ostream that appends to a GzipWriter through a 16 KiB buffer, flushed by flush()
+  /// and when the stream is destroyed: destroy (or flush) it before calling finish().
   class Stream : private std::streambuf, public std::ostream {
    public:
     explicit Stream(GzipWriter& writer);
