@@ -191,6 +191,12 @@ json nodeJson(const Topology& t, const Node& n) {
   return j;
 }
 
+json hostBriefJson(const Topology& t, const Host& h) {
+  json hcas = json::array();
+  for (NodeIndex i : h.hcas) hcas.push_back(toString(t.node(i).guid));
+  return {{"name", h.name}, {"hcas", hcas}};
+}
+
 json hostJson(const Topology& t, const Host& h, const ServiceState& s) {
   json hcas = json::array();
   std::set<std::string> leaves;
@@ -226,6 +232,12 @@ json hostJson(const Topology& t, const Host& h, const ServiceState& s) {
 
 json linkJson(const Topology& t, std::uint32_t index, const ServiceState& s) {
   const Link& l = t.links()[index];
+  return linkJson(t, index, s, findHealth(s, t.node(l.a.node).guid, l.a.port));
+}
+
+json linkJson(const Topology& t, std::uint32_t index, const ServiceState& s,
+              const telemetry::LinkHealthReport* health) {
+  const Link& l = t.links()[index];
   const Node& na = t.node(l.a.node);
   const Node& nb = t.node(l.b.node);
   const Port* pa = t.port(l.a);
@@ -240,7 +252,6 @@ json linkJson(const Topology& t, std::uint32_t index, const ServiceState& s) {
             {"rate", l.rate ? json(l.rate->toString()) : json()},
             {"enabled_rate", l.enabledRate ? json(l.enabledRate->toString()) : json()},
             {"below_enabled", l.belowEnabled()}};
-  const auto* health = findHealth(s, na.guid, l.a.port);
   j["health"] = health ? healthReportJson(*health) : json();
   j["state"] = health ? json(std::string(toString(health->state)))
                       : json(active ? (l.belowEnabled() ? "degraded" : "ok") : "down");

@@ -27,6 +27,12 @@ nlohmann::json hostJson(const Topology& topology, const Host& host, const Servic
 /// One link, joined with its health report and its ends' rates when the state has them.
 nlohmann::json linkJson(const Topology& topology, std::uint32_t linkIndex,
                         const ServiceState& state);
+/// The same with the link's health report given (findHealth(state, a end), or nullptr: none), for
+/// lists that look reports up in an index.
+nlohmann::json linkJson(const Topology& topology, std::uint32_t linkIndex,
+                        const ServiceState& state, const telemetry::LinkHealthReport* health);
+/// An entry of /hosts: {name, hcas: [guid]}.
+nlohmann::json hostBriefJson(const Topology& topology, const Host& host);
 /// Everything about one port: topology, raw counters, rates, health, recent history.
 nlohmann::json portJson(const Topology& topology, PortRef ref, const ServiceState& state,
                         const telemetry::CounterHistory& history);

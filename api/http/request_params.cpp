@@ -57,6 +57,77 @@ std::optional<std::uint64_t> limitParam(const httplib::Request& req, httplib::Re
   return v;
 }
 
+bool choiceParam(const httplib::Request& req, const char* name,
+                 std::initializer_list<const char*> allowed, std::string& out,
+                 httplib::Response& res) {
+  out.clear();
+  if (!req.has_param(name)) return true;
+  const std::string v = req.get_param_value(name);
+  std::string names;
+  for (const char* a : allowed) {
+    if (v == a) {
+      out = v;
+      return true;
+    }
+    names += (names.empty() ? "" : "|") + std::string(a);
+  }
+  sendError(res, 400, std::string("bad ") + name + " (" + names + "): " + v);
+  return false;
+}
+
+bool levelParam(const httplib::Request& req, std::optional<int>& out, httplib::Response& res) {
+  out.reset();
+  if (!req.has_param("level")) return true;
+  out = parseLevel(req.get_param_value("level"));
+  if (!out) sendError(res, 400, "bad level: " + req.get_param_value("level"));
+  return out.has_value();
+}
+
+bool railParam(const httplib::Request& req, const Topology& t, std::optional<int>& out,
+               httplib::Response& res) {
+  out.reset();
+  if (!req.has_param("rail")) return true;
+  const std::string v = req.get_param_value("rail");
+  auto n = parseUint(v);
+  if (!n || *n >= t.rails().size()) {
+    sendError(res, 400,
+              t.rails().empty()
+                  ? "bad rail (the fabric has no rails): " + v
+                  : "bad rail (0.." + std::to_string(t.rails().size() - 1) + "): " + v);
+    return false;
+  }
+  out = static_cast<int>(*n);
+  return true;
+}
+
+bool nodeParam(const httplib::Request& req, const Topology& t, const Node*& out,
+               httplib::Response& res) {
+  out = nullptr;
+  if (!req.has_param("node")) return true;
+  const std::string g = req.get_param_value("node");
+  if (!parseGuid(g)) {
+    sendError(res, 400, "bad node (a GUID): " + g);
+    return false;
+  }
+  out = nodeByGuid(t, g);
+  if (!out) sendError(res, 404, "no node with GUID " + g);
+  return out != nullptr;
+}
+
+bool hostParam(const httplib::Request& req, const Topology& t, std::optional<std::uint32_t>& out,
+               httplib::Response& res) {
+  out.reset();
+  if (!req.has_param("host")) return true;
+  const std::string name = req.get_param_value("host");
+  const Host* h = t.findHost(name);
+  if (!h) {
+    sendError(res, 404, "no host named " + name);
+    return false;
+  }
+  out = static_cast<std::uint32_t>(h - t.hosts().data());
+  return true;
+}
+
 const Node* nodeByGuid(const Topology& t, const std::string& text) {
   auto g = parseGuid(text);
   if (!g) return nullptr;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -35,6 +36,24 @@ std::optional<bool> boolParam(const httplib::Request& req, const char* name,
 /// Query parameter `limit`: `fallback` when absent; not a decimal answers 400 "bad limit: ...".
 std::optional<std::uint64_t> limitParam(const httplib::Request& req, httplib::Response& res,
                                         std::uint64_t fallback);
+
+/// The filter parameters of the list endpoints. Each returns false with the answer sent when the
+/// parameter is present and wrong, else true with `out` set (left empty when it is absent).
+/// `name` is one of `allowed`: else 400 "bad <name> (a|b|c): <value>".
+bool choiceParam(const httplib::Request& req, const char* name,
+                 std::initializer_list<const char*> allowed, std::string& out,
+                 httplib::Response& res);
+/// `level`: a switch level (parseLevel), else 400 "bad level: <value>".
+bool levelParam(const httplib::Request& req, std::optional<int>& out, httplib::Response& res);
+/// `rail`: a rail of `topology` (0..rails-1), else 400.
+bool railParam(const httplib::Request& req, const Topology& topology, std::optional<int>& out,
+               httplib::Response& res);
+/// `node`: a node or port GUID of `topology` (400 not a GUID, 404 no such node).
+bool nodeParam(const httplib::Request& req, const Topology& topology, const Node*& out,
+               httplib::Response& res);
+/// `host`: a host of `topology` by name (404 no such host); `out` its index.
+bool hostParam(const httplib::Request& req, const Topology& topology,
+               std::optional<std::uint32_t>& out, httplib::Response& res);
 
 /// A node by its node GUID or the GUID of one of its ports.
 const Node* nodeByGuid(const Topology& topology, const std::string& text);

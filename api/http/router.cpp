@@ -24,7 +24,9 @@ Router::Router(httplib::Server& server, DaemonServices services, const RestOptio
       options_(options),
       auth_(auth),
       metrics_(metrics),
-      hostLayouts_(std::make_shared<HostLayoutCache>()) {
+      hostLayouts_(std::make_shared<HostLayoutCache>()),
+      documents_(std::make_shared<DocumentCache>()),
+      listIndex_(std::make_shared<ListIndexCache>()) {
   server_.set_payload_max_length(options_.maxBodyBytes);
   // Before the body is read: a declared length over the route's limit is refused at once.
   server_.set_pre_routing_handler([this](const Request& req, Response& res) {

@@ -1,7 +1,8 @@
 // Router: how every HTTP route of the daemon is registered (api/http/routes/*.cpp). It wraps the
 // cpp-httplib server together with what the handlers read (DaemonServices, RestOptions, the
 // /metrics cache, the host-health/layout cache of the scheduler exports) and applies the per-route
-// rules before a handler runs:
+// rules before a handler runs (and holds the per-snapshot caches of the list and document routes:
+// api/http/list_index.h, api/http/document_cache.h):
 //   - the body limit of the route (RestOptions::maxBodyBytes unless the route declares its own):
 //     a larger Content-Length is refused with 413 before the body is read, a larger chunked body
 //     after it is read;
@@ -19,7 +20,9 @@
 #include <vector>
 
 #include "api/http/auth.h"
+#include "api/http/document_cache.h"
 #include "api/http/host_layout_cache.h"
+#include "api/http/list_index.h"
 #include "api/service/daemon_services.h"
 
 namespace httplib {
@@ -62,6 +65,10 @@ class Router {
   MetricsPage& metrics() const { return metrics_; }
   /// Host health and export layout per state, shared by the export and extender routes.
   HostLayoutCache& hostLayouts() const { return *hostLayouts_; }
+  /// The large documents, rendered once per snapshot (topology, node and link routes).
+  DocumentCache& documents() const { return *documents_; }
+  /// The list orders and health lookups of the newest snapshot (list routes).
+  ListIndexCache& listIndex() const { return *listIndex_; }
 
  private:
   struct Limit {
@@ -81,6 +88,8 @@ class Router {
   const BearerAuth& auth_;
   MetricsPage& metrics_;
   std::shared_ptr<HostLayoutCache> hostLayouts_;
+  std::shared_ptr<DocumentCache> documents_;
+  std::shared_ptr<ListIndexCache> listIndex_;
   std::vector<Limit> limits_;  // routes with a limit other than the default
 };
 
