@@ -2,8 +2,9 @@
 // FabricService + RestServer on loopback. The rendering happens after each state change; a scrape
 // serves it as is (plain or pre-compressed gzip) and must not wait for a render.
 //
-// Benchmark mode: IBFABRIC_METRICS_BENCH_SUS=40 (the 10,240-HCA superpod) prints size, render,
-// gzip and scrape times (docs/BENCHMARKS.md). Default: 1 SU (256 HCAs), a few seconds.
+// Benchmark mode: IBFABRIC_METRICS_BENCH_SUS=40 (the 10,240-HCA superpod) prints size, series,
+// render, gzip and scrape times (docs/BENCHMARKS.md), at the default options and with every port
+// and every counter set. Default: 1 SU (256 HCAs), a few seconds.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -29,7 +30,18 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-void measure(bool fullLabels) {
+/// Samples (lines not starting with '#') of a page.
+std::size_t seriesCount(const std::string& text) {
+  std::size_t n = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = text.find('\n', at);
+    if (text[at] != '#') ++n;
+    at = end == std::string::npos ? text.size() : end + 1;
+  }
+  return n;
+}
+
+void measure(const MetricsOptions& options, const char* what) {
   const char* env = std::getenv("IBFABRIC_METRICS_BENCH_SUS");
   const int sus = env ? std::atoi(env) : 1;
   auto topology = testing::netfileTopology(testing::superpod(sus), "superpod");
@@ -43,7 +55,7 @@ void measure(bool fullLabels) {
   FabricService service(
       std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
   RestOptions ro;
-  ro.metrics.fullPortLabels = fullLabels;
+  ro.metrics = options;
   PlacementService placement(service);
   RestServer server(DaemonServices{service, placement}, ro);
   const int port = server.bind("127.0.0.1", 0);
@@ -98,17 +110,24 @@ void measure(bool fullLabels) {
   EXPECT_LT(scrapeGzip, render + 1.0);
 
   std::printf(
-      "metrics bench: %d SUs, %zu nodes, %zu ports polled, port_labels=%s: text %zu bytes, "
+      "metrics bench: %d SUs, %zu nodes, %zu ports polled, %s: text %zu bytes, %zu series, "
       "render %.3f s; gzip %zu bytes in %.3f s; scrape plain %.3f s, gzip %.3f s\n",
-      sus, topology->nodes().size(), state->counters->ports.size(), fullLabels ? "full" : "minimal",
-      text.size(), render, gz.size(), gzipTime, scrapePlain, scrapeGzip);
+      sus, topology->nodes().size(), state->counters->ports.size(), what, text.size(),
+      seriesCount(text), render, gz.size(), gzipTime, scrapePlain, scrapeGzip);
   server.stop();
   http.join();
   service.stop();
 }
 
-TEST(ApiMetricsScale, ScrapesServeTheLastRenderingPlainOrGzip) { measure(true); }
-TEST(ApiMetricsScale, MinimalPortLabels) { measure(false); }
+TEST(ApiMetricsScale, ScrapesServeTheLastRenderingPlainOrGzip) {
+  measure(MetricsOptions{}, "defaults (switch ports; traffic, errors, congestion, link)");
+}
+TEST(ApiMetricsScale, EveryPortEveryCounterSet) {
+  MetricsOptions all;
+  all.ports = PortScope::kAll;
+  all.counterSets = MetricsOptions::allCounterSets();
+  measure(all, "ports all, every counter set");
+}
 
 }  // namespace
 }  // namespace ibfabric::api
