@@ -26,14 +26,13 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// A fat tree (2 spines, 4 leaves, 3 hosts each) after two sweeps, with link health, route
-/// analysis and an expected topology with one host that is not cabled in.
+/// A two-level fabric (4 leaves, 2 spines, 3 hosts each) after two sweeps, with link health,
+/// route analysis and an expected topology of 4 hosts per leaf (some planned nodes missing).
 ServiceState fabricState() {
   const auto t0 = std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000));
   ServiceState s;
   s.started = t0;
-  const std::string net = testing::fatTreeText("s", 2, 4, 3);
-  s.topology = topologyAsCrawled(parseNetText(net, "shape"));
+  s.topology = testing::routableTopology(testing::twoLevel(4, 2, 3));
   auto control = std::make_shared<FakeCounterControl>();
   FakeCounterSource source(control);
   source.setTopology(s.topology);
@@ -56,7 +55,7 @@ ServiceState fabricState() {
   s.routes.lastAttempt = s.routes.lastSuccess = t0 + 2s;
   ExpectedTopology expected;
   expected.path = "expected.net";
-  expected.fabric = parseNetText(net + "\nHca 1 \"sextra\"\n", "expected.net");
+  expected.fabric = testing::routableNet(testing::twoLevel(4, 2, 4));
   s.comparison = compareWithExpected(expected, *s.topology);
   return s;
 }
@@ -288,7 +287,9 @@ TEST(ApiMetricsShape, ShardsAreDisjointAndTheirUnionIsTheWholePage) {
         const std::string part = render(s, o, MetricsShard{i, n});
         EXPECT_EQ(lines(part, false), lines(whole, false)) << "shard " << i << "/" << n;
         const auto mine = lines(part, true);
-        if (n > 1) EXPECT_LT(mine.size(), wholeSharded.size()) << "shard " << i << "/" << n;
+        if (n > 1) {
+          EXPECT_LT(mine.size(), wholeSharded.size()) << "shard " << i << "/" << n;
+        }
         all.insert(all.end(), mine.begin(), mine.end());
       }
       std::sort(all.begin(), all.end());
