@@ -46,8 +46,8 @@ std::uint32_t parseCounterSets(const YAML::Node& n) {
     const auto set = parseCounterSet(name);
     if (!set)
       throw ConfigError("metrics.counters: unknown counter set \"" + name +
-                        "\" (traffic, packets, errors, filter_errors, congestion, utilization, "
-                        "link)");
+                        "\" (traffic, packets, errors, physical_errors, filter_errors, "
+                        "congestion, utilization, link)");
     sets |= MetricsOptions::bit(*set);
   }
   return sets;

@@ -15,8 +15,8 @@
 
 namespace ibfabric::api {
 
-/// The state collectors' families of a state (those options.runs()). `reserve`: the text's expected size (the previous
-/// rendering's): a page of hundreds of MB then grows without reallocations.
+/// The state collectors' families of a state (those options.runs()). `reserve`: the text's expected
+/// size (the previous rendering's): a page of hundreds of MB then grows without reallocations.
 struct StateRendering {
   std::string text;                          ///< every family but the collector status
   std::vector<CollectorResult> collectors;   ///< one per state collector run, in order

@@ -7,13 +7,12 @@ namespace ibfabric::api {
 namespace {
 
 constexpr std::array<std::string_view, kCounterSetCount> kSetNames = {
-    "traffic", "packets", "errors", "filter_errors", "congestion", "utilization", "link"};
+    "traffic",     "packets",   "errors", "physical_errors", "filter_errors", "congestion",
+    "utilization", "link"};
 
 }  // namespace
 
-std::string_view counterSetName(CounterSet set) {
-  return kSetNames[static_cast<std::size_t>(set)];
-}
+std::string_view counterSetName(CounterSet set) { return kSetNames[static_cast<std::size_t>(set)]; }
 
 std::optional<CounterSet> parseCounterSet(std::string_view name) {
   for (std::size_t i = 0; i < kSetNames.size(); ++i)
@@ -32,8 +31,8 @@ std::string_view portScopeName(PortScope scope) {
 }
 
 const std::vector<std::string_view>& optionalCollectorNames() {
-  static const std::vector<std::string_view> names = {
-      "topology", "mad", "events", "routing", "lft", "osm", "ports", "links"};
+  static const std::vector<std::string_view> names = {"topology", "mad", "events", "routing",
+                                                      "lft",      "osm", "ports",  "links"};
   return names;
 }
 

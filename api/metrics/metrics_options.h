@@ -20,13 +20,15 @@ namespace ibfabric::api {
 enum class CounterSet : std::uint8_t {
   kTraffic,       ///< traffic: transmit/receive bytes
   kPackets,       ///< packets: transmit/receive packets
-  kErrors,        ///< errors: what a bad cable or port shows (symbol errors, link downed, ...)
-  kFilterErrors,  ///< filter_errors: packets dropped by switch relay, partition/raw filters, VL15
+  kErrors,          ///< errors: the link and port errors every alert and panel reads (symbol
+                    ///< errors, link error recovery, link downed, receive errors, discards)
+  kPhysicalErrors,  ///< physical_errors: remote physical, local link integrity, buffer overrun
+  kFilterErrors,    ///< filter_errors: dropped by switch relay, partition/raw filters, VL15
   kCongestion,    ///< congestion: PortXmitWait ticks and the congestion ratio
   kUtilization,   ///< utilization: data rate over the link's data rate, per direction
   kLink,          ///< link: port state, active and expected data rate of the port's link
 };
-inline constexpr std::size_t kCounterSetCount = 7;
+inline constexpr std::size_t kCounterSetCount = 8;
 
 /// The configuration name of a set ("traffic", ...).
 std::string_view counterSetName(CounterSet set);
@@ -49,8 +51,9 @@ const std::vector<std::string_view>& optionalCollectorNames();
 
 struct MetricsOptions {
   PortScope ports = PortScope::kSwitch;
-  /// Bit i: CounterSet(i) is exported. Default: every set but packets, filter_errors and
-  /// utilization (docs/daemon.md: the 10,240-HCA page at the defaults, and what each set costs).
+  /// Bit i: CounterSet(i) is exported. Default: traffic, errors, congestion, link: what every
+  /// alert and the overview dashboard read (docs/daemon.md: the 10,240-HCA page at the
+  /// defaults, and what each set costs).
   std::uint32_t counterSets = defaultCounterSets();
   /// State collectors not to run (names of optionalCollectorNames()); they are absent from the
   /// page and from ibfabric_collector_success.

@@ -16,9 +16,9 @@ Guid portShardOwner(const Topology& t, const telemetry::PortKey& end) {
   const Node* n = t.findNode(end.node);
   const Port* p = n ? n->port(end.port) : nullptr;
   if (!n || !p) return end.node;
-  return portShardOwner(n->type, n->guid,
-                        p->remote ? std::optional<Guid>(t.node(p->remote->node).guid)
-                                  : std::nullopt);
+  return portShardOwner(
+      n->type, n->guid,
+      p->remote ? std::optional<Guid>(t.node(p->remote->node).guid) : std::nullopt);
 }
 
 Guid nodeShardOwner(const Topology& t, const Node& n) {

@@ -4,12 +4,17 @@
 //
 // Benchmark mode: IBFABRIC_METRICS_BENCH_SUS=40 (the 10,240-HCA superpod) prints size, series,
 // render, gzip and scrape times (docs/BENCHMARKS.md), at the default options and with every port
-// and every counter set. Default: 1 SU (256 HCAs), a few seconds.
+// and every counter set; IBFABRIC_METRICS_BENCH_DUMP=DIR also writes each page there (to see
+// where the bytes go). Default: 1 SU (256 HCAs), a few seconds. Render times are given as wall
+// and CPU time of the rendering thread (the CPU time is what a busy shared machine does not
+// inflate).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <fstream>
 #include <thread>
 
 #include "api/http/rest_server.h"
@@ -28,6 +33,13 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// CPU time of the calling thread, in seconds.
+double threadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 /// Samples (lines not starting with '#') of a page.
@@ -50,7 +62,7 @@ void measure(const MetricsOptions& options, const char* what) {
   source->push(topology);
   FabricServiceOptions o;
   o.crawlInterval = 1h;
-  o.sweepInterval = 1h;  // one sweep... and a second one on request below
+  o.sweepInterval = 1h;  // one sweep... and a second one below
   auto control = std::make_shared<FakeCounterControl>();
   FabricService service(
       std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
@@ -67,12 +79,37 @@ void measure(const MetricsOptions& options, const char* what) {
   });
   service.start();
   ASSERT_TRUE(testing::waitFor([&] { return service.state()->ready(); }, 600s));
+  // A second sweep, for the rates (utilization, congestion), then none: the state stays put.
+  service.setIntervals(1h, 100ms);
+  ASSERT_TRUE(testing::waitFor(
+      [&] {
+        auto s = service.state();
+        return s->sweep.runs >= 2 && s->rates && !s->rates->empty();
+      },
+      600s));
+  service.setIntervals(1h, 1h);
+  std::uint64_t runs = 0;
+  ASSERT_TRUE(testing::waitFor(
+      [&] {
+        const auto now = service.state()->sweep.runs;
+        const bool still = now == runs;
+        runs = now;
+        return still;
+      },
+      600s, 1s));
 
   // Direct render (what the background thread does after each sweep).
   auto state = service.state();
   auto t0 = Clock::now();
+  const double cpu0 = threadCpuSeconds();
   const std::string text = renderMetrics(*state, service.events(), ro.metrics);
+  const double renderCpu = threadCpuSeconds() - cpu0;
   const double render = since(t0);
+  if (const char* dir = std::getenv("IBFABRIC_METRICS_BENCH_DUMP")) {
+    std::ofstream(std::string(dir) + "/metrics-" + std::to_string(sus) + "su-" +
+                  (options.ports == PortScope::kAll ? "all" : "default") + ".prom")
+        << text;
+  }
   t0 = Clock::now();
   const std::string gz = gzipCompress(text);
   const double gzipTime = since(t0);
@@ -111,9 +148,9 @@ void measure(const MetricsOptions& options, const char* what) {
 
   std::printf(
       "metrics bench: %d SUs, %zu nodes, %zu ports polled, %s: text %zu bytes, %zu series, "
-      "render %.3f s; gzip %zu bytes in %.3f s; scrape plain %.3f s, gzip %.3f s\n",
+      "render %.3f s (CPU %.3f s); gzip %zu bytes in %.3f s; scrape plain %.3f s, gzip %.3f s\n",
       sus, topology->nodes().size(), state->counters->ports.size(), what, text.size(),
-      seriesCount(text), render, gz.size(), gzipTime, scrapePlain, scrapeGzip);
+      seriesCount(text), render, renderCpu, gz.size(), gzipTime, scrapePlain, scrapeGzip);
   server.stop();
   http.join();
   service.stop();

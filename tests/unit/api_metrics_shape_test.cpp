@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -20,6 +21,7 @@
 #include "telemetry/link_health_eval.h"
 #include "tests/fakes/fake_sources.h"
 #include "tests/support/fabrics.h"
+#include "tests/support/test_paths.h"
 
 namespace ibfabric::api {
 namespace {
@@ -133,8 +135,8 @@ TEST(ApiMetricsShape, PerPortAndPerLinkSeriesCarryIdentityOnly) {
       ++ports;
       EXPECT_EQ(names, (std::set<std::string>{"guid", "port"})) << smp.name;
     } else if (smp.name == "ibfabric_link_info") {
-      EXPECT_EQ(names, (std::set<std::string>{"guid", "port", "remote_guid", "remote_port",
-                                              "level", "node", "remote_node"}));
+      EXPECT_EQ(names, (std::set<std::string>{"guid", "port", "remote_guid", "remote_port", "level",
+                                              "node", "remote_node"}));
     } else if (startsWith(smp.name, "ibfabric_link_")) {
       ++links;
       EXPECT_EQ(names, (std::set<std::string>{"guid", "port", "remote_guid", "remote_port"}))
@@ -155,11 +157,11 @@ TEST(ApiMetricsShape, PortInfoCarriesTheNames) {
   const std::string caId = "guid=\"" + toString(ca.guid) + "\",port=\"1\"";
   EXPECT_NE(all.find("ibfabric_port_transmit_bytes_total{" + caId + "} 8000\n"), std::string::npos)
       << all;
-  EXPECT_NE(all.find("ibfabric_port_info{" + caId + ",host=\"" +
-                     s.topology->hosts().at(0).name + "\",level=\"ca\",node=\"" +
-                     ca.description + "\",rail=\"" + std::to_string(ca.rail) +
-                     "\",remote_guid=\"" + toString(leaf.guid) + "\",remote_host=\"\","),
-            std::string::npos)
+  EXPECT_NE(
+      all.find("ibfabric_port_info{" + caId + ",host=\"" + s.topology->hosts().at(0).name +
+               "\",level=\"ca\",node=\"" + ca.description + "\",rail=\"" + std::to_string(ca.rail) +
+               "\",remote_guid=\"" + toString(leaf.guid) + "\",remote_host=\"\","),
+      std::string::npos)
       << all;
 }
 
@@ -197,8 +199,10 @@ TEST(ApiMetricsShape, CounterSetsChooseTheirFamiliesOnly) {
       {CounterSet::kErrors,
        {"ibfabric_port_symbol_errors_total", "ibfabric_port_link_error_recovery_total",
         "ibfabric_port_link_downed_total", "ibfabric_port_receive_errors_total",
-        "ibfabric_port_receive_remote_physical_errors_total",
-        "ibfabric_port_transmit_discards_total", "ibfabric_port_local_link_integrity_errors_total",
+        "ibfabric_port_transmit_discards_total"}},
+      {CounterSet::kPhysicalErrors,
+       {"ibfabric_port_receive_remote_physical_errors_total",
+        "ibfabric_port_local_link_integrity_errors_total",
         "ibfabric_port_excessive_buffer_overrun_errors_total"}},
       {CounterSet::kFilterErrors,
        {"ibfabric_port_receive_switch_relay_errors_total",
@@ -232,6 +236,19 @@ TEST(ApiMetricsShape, CounterSetsChooseTheirFamiliesOnly) {
   EXPECT_EQ(portFamilies(MetricsOptions::allCounterSets()), union_);
   EXPECT_EQ(union_.size(), 1u + 17 + 1 + 1 + 3);  // info, counters, utilization, congestion, link
   EXPECT_FALSE(parseCounterSet("rates"));
+}
+
+TEST(ApiMetricsShape, TheDefaultsExportEveryPortAndLinkFamilyTheAlertsRead) {
+  std::ifstream in(testing::sourceDir() / "dashboards" / "prometheus" / "ibfabric-alerts.yml");
+  ASSERT_TRUE(in);
+  const std::string rules(std::istreambuf_iterator<char>(in), {});
+  static const std::regex kFamily(R"(ibfabric_(port|link)_[a-z_]+)");
+  std::set<std::string> read;
+  for (std::sregex_iterator it(rules.begin(), rules.end(), kFamily), end; it != end; ++it)
+    read.insert(it->str());
+  ASSERT_GE(read.size(), 10u);
+  const auto exported = families(render(fabricState(), MetricsOptions{}));
+  for (const auto& f : read) EXPECT_TRUE(exported.count(f)) << f << " is not exported by default";
 }
 
 TEST(ApiMetricsShape, DisabledCollectorsNeitherRenderNorReport) {
