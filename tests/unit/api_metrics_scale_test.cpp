@@ -62,7 +62,7 @@ void measure(const MetricsOptions& options, const char* what) {
   source->push(topology);
   FabricServiceOptions o;
   o.crawlInterval = 1h;
-  o.sweepInterval = 1h;  // one sweep... and a second one below
+  o.sweepInterval = 200ms;  // two sweeps (for the rates), then none (below)
   auto control = std::make_shared<FakeCounterControl>();
   FabricService service(
       std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
@@ -80,14 +80,13 @@ void measure(const MetricsOptions& options, const char* what) {
   service.start();
   ASSERT_TRUE(testing::waitFor([&] { return service.state()->ready(); }, 600s));
   // A second sweep, for the rates (utilization, congestion), then none: the state stays put.
-  service.setIntervals(1h, 100ms);
   ASSERT_TRUE(testing::waitFor(
       [&] {
         auto s = service.state();
         return s->sweep.runs >= 2 && s->rates && !s->rates->empty();
       },
       600s));
-  service.setIntervals(1h, 1h);
+  service.setIntervals(1h, 1h);  // from the next wait on
   std::uint64_t runs = 0;
   ASSERT_TRUE(testing::waitFor(
       [&] {
@@ -96,7 +95,7 @@ void measure(const MetricsOptions& options, const char* what) {
         runs = now;
         return still;
       },
-      600s, 1s));
+      600s, 2s));
 
   // Direct render (what the background thread does after each sweep).
   auto state = service.state();
