@@ -335,8 +335,9 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
       ASSERT_FALSE(result.empty()) << name << " returns no data: " << q << diagnostics();
       const std::string label =
           name.rfind("ibfabric:level_", 0) == 0 ? "level" : "node";  // by-level sums: level only
-      for (const auto& r : result)
-        EXPECT_NE(r["metric"].value(label, ""), "") << name << ": " << r.dump() << "\n" << q;
+      for (const auto& series : result)
+        EXPECT_NE(series["metric"].value(label, ""), "") << name << ": " << series.dump() << "\n"
+                                                         << q;
     }
   }
   EXPECT_EQ(joins, 7 + 8);  // recording rules with names; alerts on ports and cables
