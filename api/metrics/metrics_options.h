@@ -18,15 +18,15 @@ namespace ibfabric::api {
 /// (`metrics.counters`). Every per-port family belongs to exactly one set; ibfabric_port_info is
 /// always written for every exported port.
 enum class CounterSet : std::uint8_t {
-  kTraffic,       ///< traffic: transmit/receive bytes
-  kPackets,       ///< packets: transmit/receive packets
+  kTraffic,         ///< traffic: transmit/receive bytes
+  kPackets,         ///< packets: transmit/receive packets
   kErrors,          ///< errors: the link and port errors every alert and panel reads (symbol
                     ///< errors, link error recovery, link downed, receive errors, discards)
   kPhysicalErrors,  ///< physical_errors: remote physical, local link integrity, buffer overrun
   kFilterErrors,    ///< filter_errors: dropped by switch relay, partition/raw filters, VL15
-  kCongestion,    ///< congestion: PortXmitWait ticks and the congestion ratio
-  kUtilization,   ///< utilization: data rate over the link's data rate, per direction
-  kLink,          ///< link: port state, active and expected data rate of the port's link
+  kCongestion,      ///< congestion: PortXmitWait ticks and the congestion ratio
+  kUtilization,     ///< utilization: data rate over the link's data rate, per direction
+  kLink,            ///< link: port state, active and expected data rate of the port's link
 };
 inline constexpr std::size_t kCounterSetCount = 8;
 
