@@ -414,9 +414,9 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
       waitFor([&] { return alertsMatching(alerts(), "IbLinkDown", "firing", downLabels).empty(); },
               90s, 500ms))
       << alerts().dump() << diagnostics();
+  EXPECT_FALSE(waitForSeries(identityOf("ibfabric_link_health_id", downLabels, true), 10s).empty());
   EXPECT_FALSE(
-      waitForSeries("ibfabric_link_health_id" + cable + " or ibfabric_link_health_id" + cableRev,
-                    10s)
+      waitForSeries("ibfabric_link_info" + cable + " or ibfabric_link_info" + cableRev, 10s)
           .empty());
 }
 
