@@ -143,7 +143,7 @@ cat <<EOT
   curl -s '$api/api/v1/links?sort=congestion&limit=5' | jq '.links[] | {a: .a.node, b: .b.node, health}'
   curl -s '$api/api/v1/events?type=link_down,link_up,flapping,error_threshold&wait=30' | jq .
   curl -s '$prom/api/v1/alerts' | jq '.data.alerts[] | {alert: .labels.alertname, node: .labels.node, port: .labels.port, remote: .labels.remote_node, state}'
-  curl -s '$prom/api/v1/query?query=topk(5,ibfabric_port_utilization_ratio)' | jq '.data.result[] | {node: .metric.node, port: .metric.port, v: .value[1]}'
+  curl -s '$prom/api/v1/query' --data-urlencode 'query=topk(5, ibfabric:port_transmit_bytes:rate1m)' | jq '.data.result[] | {node: .metric.node, port: .metric.port, bytes_per_second: .value[1]}'
 EOT
 cat <<EOT
   # 16 hosts for a ring all-reduce, avoiding hot and faulty links (ranked, in rank order):

@@ -115,7 +115,12 @@ RestOptions restOptions(const ServiceConfig& config) {
   ro.token = config.apiToken;
   ro.tlsCert = config.tlsCert;
   ro.tlsKey = config.tlsKey;
-  ro.metrics.fullPortLabels = config.metricsPortLabels == "full";
+  ro.metrics = config.metrics;
+  if (!config.metricsPortLabels.empty())
+    spdlog::warn(
+        "config: metrics.port_labels is deprecated and ignored: per-port series carry guid and "
+        "port only, node and remote names are on ibfabric_port_info (docs/api.md); choose what "
+        "is exported with metrics.ports, metrics.counters and metrics.collectors");
   return ro;
 }
 

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -33,16 +34,60 @@ void checkKeys(const YAML::Node& map, const std::string& name,
   }
 }
 
+/// metrics.counters: a list of counter set names, or "all".
+std::uint32_t parseCounterSets(const YAML::Node& n) {
+  if (n.IsScalar() && scalar<std::string>(n, "metrics.counters") == "all")
+    return MetricsOptions::allCounterSets();
+  if (!n.IsSequence())
+    throw ConfigError("metrics.counters: must be a list of counter sets or \"all\"");
+  std::uint32_t sets = 0;
+  for (const auto& item : n) {
+    const std::string name = scalar<std::string>(item, "metrics.counters");
+    const auto set = parseCounterSet(name);
+    if (!set)
+      throw ConfigError("metrics.counters: unknown counter set \"" + name +
+                        "\" (traffic, packets, errors, physical_errors, filter_errors, "
+                        "congestion, utilization, link)");
+    sets |= MetricsOptions::bit(*set);
+  }
+  return sets;
+}
+
+/// metrics.collectors: a mapping of state collector names to true (run) or false (off).
+std::vector<std::string> parseDisabledCollectors(const YAML::Node& m) {
+  if (!m.IsMap()) throw ConfigError("config: \"metrics.collectors\" must be a mapping");
+  const auto& names = optionalCollectorNames();
+  std::vector<std::string> off;
+  for (const auto& kv : m) {
+    const std::string key = scalar<std::string>(kv.first, "key");
+    if (key == "daemon") throw ConfigError("metrics.collectors.daemon: cannot be turned off");
+    if (std::find(names.begin(), names.end(), key) == names.end())
+      throw ConfigError("config: unknown key \"metrics.collectors." + key + "\"");
+    if (!scalar<bool>(kv.second, "metrics.collectors." + key)) off.push_back(key);
+  }
+  return off;
+}
+
+void applyMetricsKeys(const YAML::Node& m, ServiceConfig& c) {
+  checkKeys(m, "metrics", {"port_labels", "ports", "counters", "collectors"});
+  if (auto n = m["port_labels"])
+    c.metricsPortLabels = scalar<std::string>(n, "metrics.port_labels");
+  if (auto n = m["ports"]) {
+    const std::string v = scalar<std::string>(n, "metrics.ports");
+    const auto scope = parsePortScope(v);
+    if (!scope) throw ConfigError("metrics.ports: must be switch or all (got \"" + v + "\")");
+    c.metrics.ports = *scope;
+  }
+  if (auto n = m["counters"]) c.metrics.counterSets = parseCounterSets(n);
+  if (auto n = m["collectors"]) c.metrics.disabledCollectors = parseDisabledCollectors(n);
+}
+
 void applyOperationalKeys(const YAML::Node& root, ServiceConfig& c) {
   if (auto n = root["clear_saturated_counters"])
     c.clearSaturatedCounters = scalar<bool>(n, "clear_saturated_counters");
   if (auto n = root["expected_topology"])
     c.expectedTopology = scalar<std::string>(n, "expected_topology");
-  if (auto m = root["metrics"]) {
-    checkKeys(m, "metrics", {"port_labels"});
-    if (auto n = m["port_labels"])
-      c.metricsPortLabels = scalar<std::string>(n, "metrics.port_labels");
-  }
+  if (auto m = root["metrics"]) applyMetricsKeys(m, c);
   if (auto m = root["tls"]) {
     checkKeys(m, "tls", {"cert", "key"});
     if (auto n = m["cert"]) c.tlsCert = scalar<std::string>(n, "tls.cert");
@@ -151,9 +196,9 @@ void ServiceConfig::validate() const {
 void ServiceConfig::validateOperational() const {
   if (!expectedTopology.empty() && !std::filesystem::is_regular_file(expectedTopology))
     throw ConfigError("expected_topology: no such file: " + expectedTopology);
-  if (metricsPortLabels != "full" && metricsPortLabels != "minimal")
-    throw ConfigError("metrics.port_labels: must be full or minimal (got \"" + metricsPortLabels +
-                      "\")");
+  if (!metricsPortLabels.empty() && metricsPortLabels != "full" && metricsPortLabels != "minimal")
+    throw ConfigError("metrics.port_labels (deprecated, ignored): must be full or minimal (got \"" +
+                      metricsPortLabels + "\")");
   if (tlsCert.empty() != tlsKey.empty()) throw ConfigError("tls: both cert and key are needed");
   for (const auto& f : {tlsCert, tlsKey})
     if (!f.empty() && !std::filesystem::is_regular_file(f))

@@ -15,7 +15,12 @@
 //   event_capacity: 10000
 //   clear_saturated_counters: false # clear narrow counters stuck at their maximum
 //   expected_topology: ""           # net file or discovery JSON compared after each crawl
-//   metrics: {port_labels: full}    # full | minimal (per-port series: guid, port, level only)
+//   metrics:                        # what /metrics exports (api/metrics/metrics_options.h)
+//     ports: switch                 # switch | all (CA ports too)
+//     counters: [traffic, errors, congestion, link]   # or "all"; also packets, filter_errors,
+//                                   # utilization
+//     collectors: {links: true}     # topology|mad|events|routing|lft|osm|ports|links: false = off
+//     port_labels: full             # deprecated, ignored (a warning at start)
 //   tls: {cert: "", key: ""}        # PEM files: serve HTTPS
 //   osm_events: ""                  # Unix socket for the OpenSM event plugin; empty = off
 //   mad_transport: subprocess       # sweeps' umad port in a child (recovers) or inprocess
@@ -31,6 +36,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/metrics/metrics_options.h"
 #include "api/service/pool_config.h"
 
 namespace YAML {
@@ -70,7 +76,10 @@ struct ServiceConfig {
   std::size_t eventCapacity = 10000;
   bool clearSaturatedCounters = false;
   std::string expectedTopology;
-  std::string metricsPortLabels = "full";
+  /// What /metrics exports (metrics.ports, metrics.counters, metrics.collectors).
+  MetricsOptions metrics;
+  /// metrics.port_labels as given ("" when absent): deprecated, ignored but for a warning.
+  std::string metricsPortLabels;
   std::string tlsCert;
   std::string tlsKey;
   /// Unix socket the OpenSM event plugin connects to (docs/opensm-plugin.md); empty = off.

@@ -18,18 +18,12 @@
 #include <vector>
 
 #include "api/metrics/metric_writer.h"
+#include "api/metrics/metrics_options.h"
 #include "api/metrics/metrics_shard.h"
 #include "api/service/service_state.h"
 #include "telemetry/event_log.h"
 
 namespace ibfabric::api {
-
-struct MetricsOptions {
-  /// true ("full"): every per-port series carries guid, port, node, level, host, rail,
-  /// remote_guid, remote_port, remote_node. false ("minimal"): guid, port, level only; the other
-  /// labels are on ibfabric_port_info (value 1), one series per port, for PromQL joins.
-  bool fullPortLabels = true;
-};
 
 /// What a rendering reads: one state snapshot, the event log, the page's options, and the part
 /// of the fabric this page exports (per-switch series outside `shard` are left out).

@@ -1,7 +1,13 @@
-// The link collector: per cable, its health from the last sweep's evaluation.
+// The link collector: per cable, its health from the last sweep's evaluation. A cable's series
+// carry its identity: both ends (guid, port of the `a` end; remote_guid, remote_port of the
+// other), because a (guid, port) recabled to another port is another cable, and IbLinkDown's
+// one-hour memory of vanished cables must not merge the two. The names an operator reads (node,
+// remote_node, level) are on ibfabric_link_info, one series per cable. Cables outside the page's
+// shard are left out (shard_owner.h: a cable goes with the owner of its `a` end's port).
 #include <algorithm>
 
 #include "api/metrics/collectors.h"
+#include "api/metrics/shard_owner.h"
 #include "discovery/formats.h"
 
 namespace ibfabric::api {
@@ -11,6 +17,11 @@ constexpr MetricFamily kHealth{"ibfabric_link_health_id",
                                "Link health: 0 ok, 1 degraded, 2 faulty, 3 down", "gauge"};
 constexpr MetricFamily kDegraded{"ibfabric_link_degraded",
                                  "1 when the link runs below the rate both ends enable", "gauge"};
+constexpr MetricFamily kInfo{"ibfabric_link_info",
+                             "Descriptive labels of every cable (value 1): level (the higher of "
+                             "its ends'), node and remote_node; join on (guid, port, remote_guid, "
+                             "remote_port)",
+                             "gauge"};
 
 class LinkCollector final : public Collector {
  public:
@@ -19,27 +30,31 @@ class LinkCollector final : public Collector {
     const ServiceState& s = c.state;
     if (!s.counters || !s.counters->topology || !s.health) return;
     const Topology& t = *s.counters->topology;
-    std::string degradedText;  // both families in one pass
-    MetricWriter degraded(degradedText);
+    std::string degradedText, infoText;  // the three families in one pass
+    MetricWriter degraded(degradedText), info(infoText);
     out.family(kHealth);
     for (const auto& r : *s.health) {
+      if (!c.shard.keeps(portShardOwner(t, r.a))) continue;
       const Node* a = t.findNode(r.a.node);
       const Node* b = t.findNode(r.b.node);
-      Labels l;
-      l.add("guid", toString(r.a.node))
-          .add("level",
+      Labels id("guid", toString(r.a.node));
+      id.add("port", std::to_string(r.a.port.value()))
+          .add("remote_guid", toString(r.b.node))
+          .add("remote_port", std::to_string(r.b.port.value()));
+      out.sampleU(kHealth.name, id, static_cast<std::uint64_t>(r.state));
+      const bool below = r.link < t.links().size() && t.links()[r.link].belowEnabled();
+      degraded.sampleU(kDegraded.name, id, below ? 1 : 0);
+      Labels full(id);
+      full.add("level",
                levelName(std::max(a ? a->level : kUnknownLevel, b ? b->level : kUnknownLevel)))
           .add("node", r.aDescription)
-          .add("port", std::to_string(r.a.port.value()))
-          .add("remote_guid", toString(r.b.node))
-          .add("remote_node", r.bDescription)
-          .add("remote_port", std::to_string(r.b.port.value()));
-      out.sampleU(kHealth.name, l, static_cast<std::uint64_t>(r.state));
-      const bool below = r.link < t.links().size() && t.links()[r.link].belowEnabled();
-      degraded.sampleU(kDegraded.name, l, below ? 1 : 0);
+          .add("remote_node", r.bDescription);
+      info.sampleU(kInfo.name, full, 1);
     }
     out.family(kDegraded);
     out.samples(degradedText);
+    out.family(kInfo);
+    out.samples(infoText);
   }
 };
 

@@ -10,7 +10,8 @@ StateRendering renderState(const std::vector<CollectorPtr>& collectors, const Se
   StateRendering r;
   r.text.reserve(reserve);
   const CollectContext context{state, events, options};
-  r.collectors = runCollectors(collectors, context, r.text);
+  for (const auto& c : collectors)
+    if (options.runs(c->name())) r.collectors.push_back(runCollector(*c, context, r.text));
   r.fabricReads = fabricReadResults(state);
   return r;
 }

@@ -15,11 +15,11 @@
 
 namespace ibfabric::api {
 
-/// The state collectors' families of a state. `reserve`: the text's expected size (the previous
-/// rendering's): a page of hundreds of MB then grows without reallocations.
+/// The state collectors' families of a state (those options.runs()). `reserve`: the text's expected
+/// size (the previous rendering's): a page of hundreds of MB then grows without reallocations.
 struct StateRendering {
   std::string text;                          ///< every family but the collector status
-  std::vector<CollectorResult> collectors;   ///< one per state collector, in order
+  std::vector<CollectorResult> collectors;   ///< one per state collector run, in order
   std::vector<CollectorResult> fabricReads;  ///< fabricReadResults(state)
 };
 StateRendering renderState(const std::vector<CollectorPtr>& collectors, const ServiceState& state,
@@ -28,7 +28,7 @@ StateRendering renderState(const std::vector<CollectorPtr>& collectors, const Se
 
 /// A whole page of the state collectors (their families and their status).
 std::string renderMetrics(const ServiceState& state, const telemetry::EventLog& events);
-/// With options (per-port label set, api/metrics/collector.h).
+/// With options (api/metrics/metrics_options.h).
 std::string renderMetrics(const ServiceState& state, const telemetry::EventLog& events,
                           const MetricsOptions& options);
 

@@ -1,5 +1,6 @@
 // The routing collector: the validation of every CA-to-CA route on the forwarding tables and the
-// up-link balance per leaf (api/service/routing_state.h).
+// up-link balance per leaf (api/service/routing_state.h). The per-leaf series keep the leaves of
+// the page's shard; the route counts are fabric-wide, in every shard.
 #include <chrono>
 
 #include "api/metrics/collectors.h"
@@ -45,6 +46,7 @@ class RoutingCollector final : public Collector {
     out.family(kImbalance);
     for (const auto& b : s.routeAnalysis->balance) {
       const Node& leaf = t.node(b.leaf);
+      if (!c.shard.keeps(leaf.guid)) continue;
       Labels l;  // in name order
       l.add("guid", toString(leaf.guid))
           .add("leaf", leaf.description)

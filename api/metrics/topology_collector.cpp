@@ -1,10 +1,13 @@
 // The topology collector: the last crawl, every node's identity, the fabric's size by state and
-// its comparison with the expected topology.
+// its comparison with the expected topology. The per-node families (node_info, expected node
+// present) keep the nodes of the page's shard (shard_owner.h); the counts are fabric-wide, in
+// every shard.
 #include <algorithm>
 #include <chrono>
 #include <map>
 
 #include "api/metrics/collectors.h"
+#include "api/metrics/shard_owner.h"
 #include "discovery/formats.h"
 
 namespace ibfabric::api {
@@ -69,9 +72,10 @@ void writeCrawl(MetricWriter& out, const ServiceState& s) {
              std::chrono::duration<double>(s.crawl.lastSuccess->time_since_epoch()).count());
 }
 
-void writeNodes(MetricWriter& out, const Topology& t) {
+void writeNodes(MetricWriter& out, const Topology& t, const MetricsShard& shard) {
   out.family(kNodeInfo);
   for (const Node& n : t.nodes()) {
+    if (!shard.keeps(nodeShardOwner(t, n))) continue;
     Labels l;  // in name order
     l.add("guid", toString(n.guid))
         .add("host", n.host ? t.hosts()[*n.host].name : "")
@@ -151,7 +155,18 @@ void writeHostCounts(MetricWriter& out, const Topology& t, const Health& health)
   for (int i = 0; i < 3; ++i) out.sampleU(kHosts.name, Labels("state", states[i]), count[i]);
 }
 
-void writeExpected(MetricWriter& out, const TopologyComparison& cmp) {
+/// Whether `shard` exports the expected-node series of `n`: by the crawled node's owner, by the
+/// planned GUID for a node not crawled, in shard 0 for a planned node without a GUID.
+bool keepsExpected(const MetricsShard& shard, const Topology& t, const ExpectedNodePresence& n) {
+  if (shard.whole()) return true;
+  const auto guid = parseGuid(n.guid);
+  if (!guid) return shard.index == 0;
+  const Node* live = t.findNode(*guid);
+  return shard.keeps(live ? nodeShardOwner(t, *live) : *guid);
+}
+
+void writeExpected(MetricWriter& out, const TopologyComparison& cmp, const Topology& t,
+                   const MetricsShard& shard) {
   out.family(kMissingNodes);
   out.sampleU(kMissingNodes.name, Labels("type", "switch"), cmp.missingSwitches);
   out.sampleU(kMissingNodes.name, Labels("type", "ca"), cmp.missingCas);
@@ -166,6 +181,7 @@ void writeExpected(MetricWriter& out, const TopologyComparison& cmp) {
   out.sampleU(kMissingLinks.name, "", missingLinks);
   out.family(kExpectedPresent);
   for (const auto& n : cmp.nodes) {
+    if (!keepsExpected(shard, t, n)) continue;
     Labels l;
     l.add("guid", n.guid).add("node", n.name).add("type", n.type);
     out.sampleU(kExpectedPresent.name, l, n.present ? 1 : 0);
@@ -180,12 +196,12 @@ class TopologyCollector final : public Collector {
     writeCrawl(out, s);
     if (!s.topology) return;
     const Topology& t = *s.topology;
-    writeNodes(out, t);
+    writeNodes(out, t, c.shard);
     const auto health = healthByEnd(s);
     writeNodeCounts(out, t, s.comparison.get());
     writeLinkCounts(out, t, health);
     writeHostCounts(out, t, health);
-    if (s.comparison) writeExpected(out, *s.comparison);
+    if (s.comparison) writeExpected(out, *s.comparison, t, c.shard);
   }
 };
 

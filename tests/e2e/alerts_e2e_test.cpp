@@ -7,7 +7,9 @@
 //  - Unlink a leaf-spine cable: IbLinkDown fires through /api/v1/alerts with the cable's node,
 //    port and remote labels; PerformanceSet rising SymbolErrorCounter on another leaf's uplink:
 //    IbSymbolErrorsRising fires for that port; ReLink: IbLinkDown resolves.
-//  - Every rule evaluates without error (/api/v1/rules health "ok"), and every dashboard panel
+//  - Every rule evaluates without error (/api/v1/rules health "ok"); every rule that joins
+//    ibfabric_port_info / ibfabric_link_info for its names returns data carrying them, and every
+//    port and cable series finds its info series. Every dashboard panel
 //    query evaluates without error and returns data (the daemon runs with an expected topology
 //    and a GPU pool, and the test makes one placement request and one allocation), except the
 //    panels listed in kNotYetExported, each with its reason.
@@ -26,6 +28,8 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "tests/e2e/background_process.h"
 #include "tests/support/dashboards.h"
@@ -86,6 +90,24 @@ std::map<std::string, std::string> linkLabels(const json& metric) {
   return l;
 }
 
+/// `family`{guid, port[, remote_guid, remote_port]} of the labels `l`.
+std::string identityOf(const std::string& family, const std::map<std::string, std::string>& l,
+                       bool cable) {
+  std::string sel = family + "{guid=\"" + l.at("guid") + "\",port=\"" + l.at("port") + "\"";
+  if (cable)
+    sel +=
+        ",remote_guid=\"" + l.at("remote_guid") + "\",remote_port=\"" + l.at("remote_port") + "\"";
+  return sel + "}";
+}
+
+/// An alert rule's expression with its thresholds removed (`> 10`, `== 3`, `>= 2` become
+/// `>= 0`; `a < b` becomes `a <= b`), so that it returns every series its joins produce.
+std::string withoutThresholds(const std::string& expr) {
+  static const std::regex kThreshold(R"((==|>=|>)\s*[0-9.]+)");
+  static const std::regex kLess(R"(\s<\s)");
+  return std::regex_replace(std::regex_replace(expr, kThreshold, ">= 0"), kLess, " <= ");
+}
+
 constexpr const char* kToken = "e2e-token";
 
 class AlertsE2e : public ::testing::Test {
@@ -97,19 +119,21 @@ class AlertsE2e : public ::testing::Test {
                        "--hosts-per-leaf", "4", "-o", net_.string()});
     ASSERT_EQ(gen.exitCode, 0) << gen.describe();
     fabric_ = std::make_unique<SimFabric>(net_, "e2e");
-    // The planned fabric (for the missing-node/link series and alerts) and a GPU pool over its
-    // hosts (for the pool panels).
+    // The planned fabric (for the missing-node/link series and alerts), a GPU pool over its
+    // hosts (for the pool panels) and every counter set (for the packets and utilization
+    // panels; the alerts read the default sets only: ApiMetricsShape checks that), switch
+    // ports only as by default.
     const auto inventory = writeScratchFile(
         "e2e-pool.json",
         R"({"hosts": [{"name": "dgx[0001-0016]", "gpu_count": 8, "model": "H100-80GB",
              "memory_gb": 80, "mig_capable": true}]})");
     const auto journal = scratchDir() / "e2e-pool-journal";
     std::filesystem::remove_all(journal);
-    const auto config =
-        writeScratchFile("e2e-ibfabricd.yaml",
-                         "api_token: \"" + std::string(kToken) + "\"\n" + "expected_topology: \"" +
-                             net_.string() + "\"\n" + "pool: {inventory: \"" + inventory.string() +
-                             "\", journal: \"" + journal.string() + "\"}\n");
+    const auto config = writeScratchFile(
+        "e2e-ibfabricd.yaml",
+        "api_token: \"" + std::string(kToken) + "\"\n" + "expected_topology: \"" + net_.string() +
+            "\"\n" + "metrics: {counters: all}\n" + "pool: {inventory: \"" + inventory.string() +
+            "\", journal: \"" + journal.string() + "\"}\n");
     daemon_ = std::make_unique<BackgroundProcess>(
         std::vector<std::string>{cliPath().string(), "sim", "run", "--name", fabric_->name(), "--",
                                  daemonPath().string(), "--config", config.string(), "--listen",
@@ -211,21 +235,28 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
   const std::string leaf1 = nodeLabel("leaf-01");
   const std::string leaf2 = nodeLabel("leaf-02");
   ASSERT_FALSE(leaf1.empty() || leaf2.empty()) << diagnostics();
+  // Cables and ports carry their identity; the names are on the _info series.
   const std::string cable = "{node=\"" + leaf1 + "\",port=\"5\"}";
   const std::string cableRev = "{remote_node=\"" + leaf1 + "\",remote_port=\"5\"}";
-  auto link = waitForSeries(
-      "ibfabric_link_health_id" + cable + " or ibfabric_link_health_id" + cableRev, 30s);
+  auto link =
+      waitForSeries("ibfabric_link_info" + cable + " or ibfabric_link_info" + cableRev, 30s);
   ASSERT_EQ(link.size(), 1u) << link.dump() << diagnostics();
   const auto downLabels = linkLabels(link[0]["metric"]);
   const bool leafFirst = downLabels.at("node") == leaf1;
   const std::string spineEnd = leafFirst ? downLabels.at("remote_node") : downLabels.at("node");
   EXPECT_NE(spineEnd.find(";spine-"), std::string::npos) << link.dump();
 
-  auto errPort =
-      waitForSeries("ibfabric_port_symbol_errors_total{node=\"" + leaf2 + "\",port=\"5\"}", 30s);
+  EXPECT_EQ(waitForSeries(identityOf("ibfabric_link_health_id", downLabels, true), 30s).size(), 1u)
+      << diagnostics();
+
+  auto errPort = waitForSeries("ibfabric_port_info{node=\"" + leaf2 + "\",port=\"5\"}", 30s);
   ASSERT_EQ(errPort.size(), 1u) << errPort.dump() << diagnostics();
   const auto errLabels = linkLabels(errPort[0]["metric"]);
   EXPECT_NE(errLabels.at("remote_node").find(";spine-"), std::string::npos) << errPort.dump();
+  EXPECT_EQ(
+      waitForSeries(identityOf("ibfabric_port_symbol_errors_total", errLabels, false), 30s).size(),
+      1u)
+      << diagnostics();
 
   EXPECT_TRUE(alertsMatching(alerts(), "IbLinkDown", "firing", {}).empty()) << alerts().dump();
 
@@ -288,6 +319,45 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
   }
   EXPECT_EQ(rules, 9 + 17);  // ibfabric-rules.yml + ibfabric-alerts.yml
 
+  // Every rule that joins an _info series for its names returns data with those names: the
+  // recording rules as recorded, the alerts' expressions without their thresholds (while the
+  // unlinked cable is down, so IbLinkDown's vanished branch has its cable too).
+  int joins = 0;
+  for (const auto& g : ruleGroups()) {
+    for (const auto& rule : g["rules"]) {
+      const std::string expr = rule.value("query", "");
+      if (expr.find("group_left") == std::string::npos) continue;
+      ++joins;
+      const bool alert = rule.value("type", "") == "alerting";
+      const std::string name = rule.value("name", "");
+      const std::string q = alert ? withoutThresholds(expr) : name;
+      auto result = waitForSeries(q, 30s);
+      ASSERT_FALSE(result.empty()) << name << " returns no data: " << q << diagnostics();
+      const std::string label =
+          name.rfind("ibfabric:level_", 0) == 0 ? "level" : "node";  // by-level sums: level only
+      for (const auto& series : result)
+        EXPECT_NE(series["metric"].value(label, ""), "") << name << ": " << series.dump() << "\n"
+                                                         << q;
+    }
+  }
+  EXPECT_EQ(joins, 7 + 8);  // recording rules with names; alerts on ports and cables
+  // Every exported port and cable series finds its names (none lost in a join).
+  for (const auto& [family, info, on] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"ibfabric_port_symbol_errors_total", "ibfabric_port_info", "guid, port"},
+           {"ibfabric_port_transmit_bytes_total", "ibfabric_port_info", "guid, port"},
+           {"ibfabric_port_congestion_ratio", "ibfabric_port_info", "guid, port"},
+           {"ibfabric_port_state_id", "ibfabric_port_info", "guid, port"},
+           {"ibfabric_link_health_id", "ibfabric_link_info",
+            "guid, port, remote_guid, remote_port"}}) {
+    const auto all = query("count(" + family + ")");
+    const auto joined = query("count(" + family + " * on (job, instance, " + on +
+                              ") group_left (node) " + info + ")");
+    ASSERT_FALSE(all.empty()) << family;
+    ASSERT_FALSE(joined.empty()) << family;
+    EXPECT_EQ(all[0]["value"][1], joined[0]["value"][1]) << family;
+  }
+
   // Give the placement and pool panels something to show: one placement request, one training
   // allocation (both through the daemon's REST API).
   {
@@ -344,9 +414,9 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
       waitFor([&] { return alertsMatching(alerts(), "IbLinkDown", "firing", downLabels).empty(); },
               90s, 500ms))
       << alerts().dump() << diagnostics();
+  EXPECT_FALSE(waitForSeries(identityOf("ibfabric_link_health_id", downLabels, true), 10s).empty());
   EXPECT_FALSE(
-      waitForSeries("ibfabric_link_health_id" + cable + " or ibfabric_link_health_id" + cableRev,
-                    10s)
+      waitForSeries("ibfabric_link_info" + cable + " or ibfabric_link_info" + cableRev, 10s)
           .empty());
 }
 

@@ -209,7 +209,8 @@ TEST_F(DaemonOps, AKilledSimulatorIsReportedWhileTheLastSnapshotIsServed) {
 
 TEST_F(DaemonOps, PrometheusScrapesTheSameNumbersAsTheRestApi) {
   if (!PrometheusFixture::available()) GTEST_SKIP() << "prometheus is not installed";
-  startDaemon("sweep_interval: 0.5\ncrawl_interval: 0.5\n");
+  // Every port (the HCA's too) and every counter set: the REST numbers of an HCA port to compare.
+  startDaemon("sweep_interval: 0.5\ncrawl_interval: 0.5\nmetrics: {ports: all, counters: all}\n");
   PrometheusFixture prom;
   prom.start(PrometheusFixture::scrapeConfig("127.0.0.1:" + std::to_string(port_)));
   ASSERT_TRUE(prom.waitForTargets(1, 30s)) << prom.targets().dump() << prom.log();

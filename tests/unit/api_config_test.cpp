@@ -89,3 +89,82 @@ TEST(ApiConfig, ShippedExampleIsValid) {
 
 }  // namespace
 }  // namespace ibfabric::api
+
+namespace ibfabric::api {
+namespace {
+
+TEST(ApiConfig, MetricsDefaultsAreSwitchPortsAndTheAlertingCounterSets) {
+  const ServiceConfig c = loadConfigText("");
+  EXPECT_EQ(c.metrics.ports, PortScope::kSwitch);
+  for (CounterSet s :
+       {CounterSet::kTraffic, CounterSet::kErrors, CounterSet::kCongestion, CounterSet::kLink})
+    EXPECT_TRUE(c.metrics.exports(s)) << counterSetName(s);
+  for (CounterSet s : {CounterSet::kPackets, CounterSet::kPhysicalErrors, CounterSet::kFilterErrors,
+                       CounterSet::kUtilization})
+    EXPECT_FALSE(c.metrics.exports(s)) << counterSetName(s);
+  EXPECT_TRUE(c.metrics.disabledCollectors.empty());
+  EXPECT_TRUE(c.metricsPortLabels.empty());
+}
+
+TEST(ApiConfig, MetricsPortsCountersAndCollectors) {
+  auto c = loadConfigText(R"(
+metrics:
+  ports: all
+  counters: [traffic, utilization]
+  collectors: {links: false, routing: false, ports: true}
+)");
+  EXPECT_EQ(c.metrics.ports, PortScope::kAll);
+  EXPECT_EQ(c.metrics.counterSets, MetricsOptions::bit(CounterSet::kTraffic) |
+                                       MetricsOptions::bit(CounterSet::kUtilization));
+  EXPECT_EQ(c.metrics.disabledCollectors, (std::vector<std::string>{"links", "routing"}));
+  EXPECT_FALSE(c.metrics.runs("links"));
+  EXPECT_TRUE(c.metrics.runs("ports"));
+  EXPECT_EQ(loadConfigText("metrics: {counters: all}\n").metrics.counterSets,
+            MetricsOptions::allCounterSets());
+  EXPECT_EQ(loadConfigText("metrics: {counters: []}\n").metrics.counterSets, 0u);
+  EXPECT_EQ(loadConfigText("metrics: {ports: switch}\n").metrics.ports, PortScope::kSwitch);
+  // Every set by its name.
+  for (std::size_t i = 0; i < kCounterSetCount; ++i) {
+    const auto set = static_cast<CounterSet>(i);
+    const auto one =
+        loadConfigText("metrics: {counters: [" + std::string(counterSetName(set)) + "]}\n");
+    EXPECT_EQ(one.metrics.counterSets, MetricsOptions::bit(set)) << counterSetName(set);
+  }
+}
+
+TEST(ApiConfig, MetricsUnknownValuesAreErrors) {
+  for (const char* bad : {
+           "metrics: {ports: hcas}\n",
+           "metrics: {ports: [switch]}\n",
+           "metrics: {counters: [traffic, rates]}\n",
+           "metrics: {counters: some}\n",
+           "metrics: {counters: {traffic: true}}\n",
+           "metrics: {collectors: {linkz: false}}\n",
+           "metrics: {collectors: {daemon: false}}\n",
+           "metrics: {collectors: {links: maybe}}\n",
+           "metrics: {collectors: [links]}\n",
+           "metrics: {shards: 2}\n",
+           "metrics: {port_labels: some}\n",
+       })
+    EXPECT_THROW(loadConfigText(bad), ConfigError) << bad;
+  try {
+    loadConfigText("metrics: {counters: [rates]}\n");
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown counter set \"rates\""), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ApiConfig, DeprecatedPortLabelsStillLoad) {
+  // A configuration written for the labelled page loads; the key changes nothing (the daemon
+  // logs that it is ignored).
+  for (const char* v : {"full", "minimal"}) {
+    const auto c = loadConfigText(std::string("metrics: {port_labels: ") + v + "}\n");
+    EXPECT_EQ(c.metricsPortLabels, v);
+    EXPECT_EQ(c.metrics.ports, PortScope::kSwitch);
+    EXPECT_EQ(c.metrics.counterSets, MetricsOptions::defaultCounterSets());
+  }
+}
+
+}  // namespace
+}  // namespace ibfabric::api

@@ -1,6 +1,7 @@
 // /metrics compared with golden files, checked with `promtool check metrics`:
 //  - the state page of a small generated fabric: fake counters (two sweeps one second apart),
-//    fixed times, an expected topology with one host that is not cabled in;
+//    fixed times, an expected topology with one host that is not cabled in; at the default
+//    options and with every port and every counter set;
 //  - the page as served over HTTP by an in-process RestServer with a placement service (one
 //    request answered) and a GPU pool: every collector, live ones included; the gzip form
 //    decompressed is the plain one.
@@ -118,22 +119,18 @@ TEST(ApiMetricsGolden, SmallFabricMatchesTheGoldenFile) {
   }
 }
 
-TEST(ApiMetricsGolden, MinimalPortLabelsMoveDescriptionsToPortInfo) {
+TEST(ApiMetricsGolden, EveryPortAndCounterSetMatchesTheGoldenFile) {
   const auto s = goldenState();
   telemetry::EventLog log;
-  MetricsOptions minimal;
-  minimal.fullPortLabels = false;
-  const std::string full = renderMetrics(s, log);
-  const std::string small = renderMetrics(s, log, minimal);
-  EXPECT_LT(small.size(), full.size());
-  EXPECT_NE(small.find("ibfabric_port_transmit_bytes_total{guid=\"0x0000000000100000\","
-                       "level=\"ca\",port=\"1\"} 8000"),
-            std::string::npos)
-      << small;
-  EXPECT_NE(small.find("ibfabric_port_info{guid=\"0x0000000000100000\",host=\"0x0000000000100000\","
-                       "level=\"ca\",node=\"ghost1-1\",port=\"1\""),
-            std::string::npos)
-      << small;
+  MetricsOptions all;
+  all.ports = PortScope::kAll;
+  all.counterSets = MetricsOptions::allCounterSets();
+  const std::string text = renderMetrics(s, log, all);
+  EXPECT_GT(text.size(), renderMetrics(s, log).size());
+  testing::expectGolden("metrics/small-fabric-all.prom", normalised(text, kCollectorDurations));
+  if (auto findings = promtoolFindings(text, "golden-all.prom")) {
+    EXPECT_EQ(*findings, "") << "promtool lint findings";
+  }
 }
 
 /// The daemon's HTTP side in process: a two-level fabric behind fake sources (counters and

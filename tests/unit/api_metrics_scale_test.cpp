@@ -3,8 +3,12 @@
 // serves it (the stored gzip members as they are, or inflated for plain text) and must not wait
 // for a render.
 //
-// Benchmark mode: IBFABRIC_METRICS_BENCH_SUS=40 (the 10,240-HCA superpod) prints size, render,
-// gzip and scrape times (docs/BENCHMARKS.md). Default: 1 SU (256 HCAs), a few seconds.
+// Benchmark mode: IBFABRIC_METRICS_BENCH_SUS=40 (the 10,240-HCA superpod) prints size, series,
+// render, gzip and scrape times (docs/BENCHMARKS.md), at the default options and with every port
+// and every counter set; IBFABRIC_METRICS_BENCH_DUMP=DIR also writes each page there (to see
+// where the bytes go). Default: 1 SU (256 HCAs), a few seconds. Render times are given as wall
+// and CPU time of the rendering thread (the CPU time is what a busy shared machine does not
+// inflate).
 // ApiMetricsScale.PageMemory prints what the page costs in resident memory (VmRSS / VmHWM
 // deltas of this process, the peak reset through /proc/self/clear_refs): a rendering, a plain
 // and a gzip scrape, a new rendering while a scrape holds the old one, and for comparison the
@@ -14,6 +18,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -38,7 +43,25 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-void measure(bool fullLabels) {
+/// CPU time of the calling thread, in seconds.
+double threadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/// Samples (lines not starting with '#') of a page.
+std::size_t seriesCount(const std::string& text) {
+  std::size_t n = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = text.find('\n', at);
+    if (text[at] != '#') ++n;
+    at = end == std::string::npos ? text.size() : end + 1;
+  }
+  return n;
+}
+
+void measure(const MetricsOptions& options, const char* what) {
   const char* env = std::getenv("IBFABRIC_METRICS_BENCH_SUS");
   const int sus = env ? std::atoi(env) : 1;
   auto topology = testing::netfileTopology(testing::superpod(sus), "superpod");
@@ -47,12 +70,12 @@ void measure(bool fullLabels) {
   source->push(topology);
   FabricServiceOptions o;
   o.crawlInterval = 1h;
-  o.sweepInterval = 1h;  // one sweep... and a second one on request below
+  o.sweepInterval = 200ms;  // two sweeps (for the rates), then none (below)
   auto control = std::make_shared<FakeCounterControl>();
   FabricService service(
       std::move(source), [control] { return std::make_unique<FakeCounterSource>(control); }, o);
   RestOptions ro;
-  ro.metrics.fullPortLabels = fullLabels;
+  ro.metrics = options;
   PlacementService placement(service);
   RestServer server(DaemonServices{service, placement}, ro);
   const int port = server.bind("127.0.0.1", 0);
@@ -64,12 +87,36 @@ void measure(bool fullLabels) {
   });
   service.start();
   ASSERT_TRUE(testing::waitFor([&] { return service.state()->ready(); }, 600s));
+  // A second sweep, for the rates (utilization, congestion), then none: the state stays put.
+  ASSERT_TRUE(testing::waitFor(
+      [&] {
+        auto s = service.state();
+        return s->sweep.runs >= 2 && s->rates && !s->rates->empty();
+      },
+      600s));
+  service.setIntervals(1h, 1h);  // from the next wait on
+  std::uint64_t runs = 0;
+  ASSERT_TRUE(testing::waitFor(
+      [&] {
+        const auto now = service.state()->sweep.runs;
+        const bool still = now == runs;
+        runs = now;
+        return still;
+      },
+      600s, 2s));
 
   // Direct render (what the background thread does after each sweep).
   auto state = service.state();
   auto t0 = Clock::now();
+  const double cpu0 = threadCpuSeconds();
   const std::string text = renderMetrics(*state, service.events(), ro.metrics);
+  const double renderCpu = threadCpuSeconds() - cpu0;
   const double render = since(t0);
+  if (const char* dir = std::getenv("IBFABRIC_METRICS_BENCH_DUMP")) {
+    std::ofstream(std::string(dir) + "/metrics-" + std::to_string(sus) + "su-" +
+                  (options.ports == PortScope::kAll ? "all" : "default") + ".prom")
+        << text;
+  }
   t0 = Clock::now();
   const std::string gz = gzipCompress(text);
   const double gzipTime = since(t0);
@@ -107,10 +154,10 @@ void measure(bool fullLabels) {
   EXPECT_LT(scrapeGzip, render + 1.0);
 
   std::printf(
-      "metrics bench: %d SUs, %zu nodes, %zu ports polled, port_labels=%s: text %zu bytes, "
-      "render %.3f s; gzip %zu bytes in %.3f s; scrape plain %.3f s, gzip %.3f s\n",
-      sus, topology->nodes().size(), state->counters->ports.size(), fullLabels ? "full" : "minimal",
-      text.size(), render, gz.size(), gzipTime, scrapePlain, scrapeGzip);
+      "metrics bench: %d SUs, %zu nodes, %zu ports polled, %s: text %zu bytes, %zu series, "
+      "render %.3f s (CPU %.3f s); gzip %zu bytes in %.3f s; scrape plain %.3f s, gzip %.3f s\n",
+      sus, topology->nodes().size(), state->counters->ports.size(), what, text.size(),
+      seriesCount(text), render, renderCpu, gz.size(), gzipTime, scrapePlain, scrapeGzip);
   server.stop();
   http.join();
   service.stop();
@@ -243,8 +290,15 @@ TEST(ApiMetricsScale, PageMemory) {
   EXPECT_LT(second.peak - beforeSecond.rss, static_cast<long long>(text / 2));
 }
 
-TEST(ApiMetricsScale, ScrapesServeTheLastRenderingPlainOrGzip) { measure(true); }
-TEST(ApiMetricsScale, MinimalPortLabels) { measure(false); }
+TEST(ApiMetricsScale, ScrapesServeTheLastRenderingPlainOrGzip) {
+  measure(MetricsOptions{}, "defaults (switch ports; traffic, errors, congestion, link)");
+}
+TEST(ApiMetricsScale, EveryPortEveryCounterSet) {
+  MetricsOptions all;
+  all.ports = PortScope::kAll;
+  all.counterSets = MetricsOptions::allCounterSets();
+  measure(all, "ports all, every counter set");
+}
 
 }  // namespace
 }  // namespace ibfabric::api

@@ -41,14 +41,22 @@ ServiceState twoSweeps() {
 TEST(ApiMetrics, PortCountersInBytesWithLabels) {
   auto s = twoSweeps();
   telemetry::EventLog log;
-  const std::string text = renderMetrics(s, log);
-  // The CA's port: the fake counts 2 x 1000 4-octet units after two sweeps.
-  const std::string prefix = "ibfabric_port_transmit_bytes_total{guid=\"0x0000000000100000\",";
+  MetricsOptions all;  // CA ports and every counter set
+  all.ports = PortScope::kAll;
+  all.counterSets = MetricsOptions::allCounterSets();
+  const std::string text = renderMetrics(s, log, all);
+  // The CA's port: the fake counts 2 x 1000 4-octet units after two sweeps; its identity on the
+  // counter, its names on ibfabric_port_info.
+  EXPECT_NE(text.find("ibfabric_port_transmit_bytes_total{guid=\"0x0000000000100000\",port=\"1\"} "
+                      "8000\n"),
+            std::string::npos)
+      << text;
+  const std::string prefix = "ibfabric_port_info{guid=\"0x0000000000100000\",port=\"1\",";
   const auto at = text.find(prefix);
   ASSERT_NE(at, std::string::npos) << text;
   const std::string port = text.substr(at, text.find('\n', at) - at);
   for (const char* part : {"level=\"ca\"", "port=\"1\"", "rail=\"0\"",
-                           "remote_guid=\"0x0000000000200000\"", "remote_port=\"1\"", "} 8000"})
+                           "remote_guid=\"0x0000000000200000\"", "remote_port=\"1\"", "} 1"})
     EXPECT_NE(port.find(part), std::string::npos) << part << " in " << port;
   for (const char* line :
        {"ibfabric_collector_success{collector=\"crawl\"} 1",

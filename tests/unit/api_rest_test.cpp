@@ -24,6 +24,7 @@ class ApiRest : public ::testing::Test {
     daemon_.topology().push(testing::fatTreeTopology("", 2, 2, 2));
     RestOptions ro;
     ro.token = "t0ken";
+    ro.metrics.counterSets |= MetricsOptions::bit(CounterSet::kPackets);  // not a default set
     ASSERT_GT(daemon_.serve(ro), 0);
   }
   void startAndWaitReady() { ASSERT_TRUE(daemon_.startAndWaitReady()); }
