@@ -382,7 +382,7 @@ int runParent(const Options& o, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ibfabric::telemetry::keepLargeBuffersInHeap();  // as ibfabricd and the CLI do
+  ibfabric::telemetry::keepLargeBuffersInHeap();  // as the CLI does
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

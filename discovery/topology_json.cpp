@@ -144,14 +144,19 @@ class TopologyReader {
     links_.push_back({end("a"), end("b")});
   }
 
-  /// `doc`: the document without its node and link elements (schema, source, crawl).
-  TopologyPtr finish(const json& doc) {
+  /// `doc`: the whole document, or (`streamed`) the document without the node and link
+  /// elements node() and link() took (schema, source, crawl).
+  TopologyPtr finish(const json& doc, bool streamed) {
     if (!doc.is_object()) fail("not an object");
     if (text(doc, "schema", "document") != kTopologyJsonSchema)
       fail("schema is not \"" + std::string(kTopologyJsonSchema) + "\"");
     const json& nodes = field(doc, "nodes", "document");
     const json& links = field(doc, "links", "document");
     if (!nodes.is_array() || !links.is_array()) fail("nodes and links must be arrays");
+    // Streamed, the elements taken are gone from `doc`: any left were not objects.
+    if (streamed && !nodes.empty()) fail("nodes[" + std::to_string(nodes_) + "]: not an object");
+    if (streamed && !links.empty())
+      fail("links[" + std::to_string(links_.size()) + "]: not an object");
     for (std::size_t i = 0; i < indices_.size(); ++i)
       if (indices_[i] >= nodes_) fail("nodes[" + std::to_string(i) + "].index: out of range");
     for (std::size_t i = 0; i < links_.size(); ++i) {
@@ -235,7 +240,7 @@ TopologyPtr topologyFromJson(const json& doc) {
       for (const json& l : *links) reader.link(l);
     }
   }
-  return reader.finish(doc);
+  return reader.finish(doc, false);
 }
 
 TopologyPtr topologyFromJsonText(std::string_view text) {
@@ -263,7 +268,7 @@ TopologyPtr topologyFromJsonText(std::string_view text) {
     fail(std::string("malformed JSON: ") + e.what());
   }
   if (doc.is_discarded()) fail("malformed JSON");
-  return reader.finish(doc);
+  return reader.finish(doc, true);
 }
 
 }  // namespace ibfabric

@@ -37,16 +37,19 @@ std::uint32_t CounterHistory::offsetMs(mad::Clock::time_point at) {
   if (!epoch_) epoch_ = at;
   if (at < *epoch_) return 0;
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at - *epoch_).count();
-  if (ms >= kRebaseAtMs) {
-    rebase(kRebaseAtMs / 2);
-    ms -= kRebaseAtMs / 2;
+  if (ms >= kRebaseAtMs) {  // the new offset lands at half the range, however long the gap
+    const std::int64_t by = ms - kRebaseAtMs / 2;
+    rebase(by);
+    ms -= by;
   }
   return static_cast<std::uint32_t>(ms);
 }
 
-void CounterHistory::rebase(std::uint32_t byMs) {
+void CounterHistory::rebase(std::int64_t byMs) {
   *epoch_ += std::chrono::milliseconds(byMs);
-  auto shift = [byMs](std::uint32_t v) { return v > byMs ? v - byMs : 0; };
+  auto shift = [byMs](std::uint32_t v) {
+    return static_cast<std::uint32_t>(std::max<std::int64_t>(std::int64_t{v} - byMs, 0));
+  };
   for (auto& [key, r] : rings_) {
     for (auto& s : r.slots) s.atMs = shift(s.atMs);
     for (auto& e : r.errors) e.startMs = shift(e.startMs);
@@ -94,6 +97,10 @@ void CounterHistory::append(Ring& r, const PortSample& s, bool restart) {
 
 void CounterHistory::add(const CounterSnapshot& snapshot, const std::set<PortKey>& restart) {
   std::lock_guard lock(mu_);
+  if (!epoch_) {  // the earliest reply of the first sweep: no offset of it is negative
+    for (const PortSample& s : snapshot.ports)
+      if (s.status == PortStatus::kOk && (!epoch_ || s.at < *epoch_)) epoch_ = s.at;
+  }
   for (const PortSample& s : snapshot.ports) {
     if (s.status == PortStatus::kGone) {
       rings_.erase(s.key);

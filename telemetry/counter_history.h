@@ -93,7 +93,7 @@ class CounterHistory {
   }
   std::uint32_t offsetMs(mad::Clock::time_point at);
   void append(Ring& ring, const PortSample& sample, bool restart);
-  void rebase(std::uint32_t byMs);
+  void rebase(std::int64_t byMs);
 
   const std::size_t depth_;
   const RateOptions rates_;

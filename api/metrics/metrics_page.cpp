@@ -123,11 +123,17 @@ RenderedMetricsPtr MetricsPage::latest(MetricsShard shard, std::string& error) {
     }
     it = variants_.emplace(key, Variant{shard, nullptr, now(), false}).first;
   }
-  Variant& v = it->second;  // never erased while scraped within keepFor or rendering
-  v.lastScrape = now();
-  if (v.latest) return v.latest;
+  it->second.lastScrape = now();
+  if (it->second.latest) return it->second.latest;
   // No rendering of this variant yet: its first scrape renders it; concurrent ones share that.
-  rendered_.wait(lock, [&] { return v.latest || !v.rendering; });
+  // Looked up again after the wait: the renderer may have dropped the variant meanwhile.
+  rendered_.wait(lock, [&] {
+    auto f = variants_.find(key);
+    return f == variants_.end() || f->second.latest || !f->second.rendering;
+  });
+  it = variants_.find(key);
+  if (it == variants_.end()) it = variants_.emplace(key, Variant{shard, nullptr, now(), false}).first;
+  Variant& v = it->second;  // never erased while it is rendering
   if (v.latest) return v.latest;
   v.rendering = true;
   const ServiceStatePtr state = service_.state();
@@ -215,6 +221,7 @@ std::vector<MetricsPage::Key> MetricsPage::dueForRendering(const ServiceStatePtr
 
 void MetricsPage::loop() {
   std::unique_lock lock(mu_);
+  auto lastTrim = std::chrono::steady_clock::time_point{};
   while (!stopping_) {
     cv_.wait_for(lock, limits_.poll, [&] { return stopping_; });
     if (stopping_) break;
@@ -242,7 +249,10 @@ void MetricsPage::loop() {
       if (r) store(key, std::move(r));
       rendered_.notify_all();
     }
-    if (renderedAny) {  // the renderings' working buffers and the pages they replaced
+    // The renderings' working buffers and the pages they replaced; at most every few seconds
+    // (an event storm re-renders at every poll).
+    if (renderedAny && std::chrono::steady_clock::now() - lastTrim >= std::chrono::seconds(5)) {
+      lastTrim = std::chrono::steady_clock::now();
       lock.unlock();
       telemetry::releaseFreeHeap();
       lock.lock();

@@ -139,9 +139,12 @@ ServiceState fabricState() {
 TEST(ApiMetricsGzipRendering, TheStateCollectorsRenderByteForByteAsText) {
   const ServiceState s = fabricState();
   telemetry::EventLog events;
-  for (bool full : {true, false}) {
+  for (bool all : {true, false}) {
     MetricsOptions options;
-    options.fullPortLabels = full;
+    if (all) {
+      options.ports = PortScope::kAll;
+      options.counterSets = MetricsOptions::allCounterSets();
+    }
     const std::string text = renderState(stateCollectors(), s, events, options).text;
     ASSERT_GT(text.size(), 10000u);
     const GzipRendering gz = renderGzip(stateCollectors(), CollectContext{s, events, options}, 512);

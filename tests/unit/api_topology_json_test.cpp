@@ -131,6 +131,15 @@ TEST(ApiTopologyJson, TextErrorsNameTheElement) {
   EXPECT_THROW(topologyFromJsonText(j.dump()), TopologyJsonError);
   EXPECT_THROW(topologyFromJsonText(j.dump().substr(0, 200)), TopologyJsonError);
   EXPECT_THROW(topologyFromJsonText(R"({"nodes": [1], "links": []})"), TopologyJsonError);
+  const std::string schema = R"("schema": ")" + std::string(kTopologyJsonSchema) + "\"";
+  for (const char* arrays : {R"("nodes": [1], "links": [])", R"("nodes": [], "links": [[]])"}) {
+    try {
+      topologyFromJsonText("{" + schema + ", " + arrays + "}");
+      FAIL() << arrays;
+    } catch (const TopologyJsonError& e) {
+      EXPECT_NE(std::string(e.what()).find("not an object"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -136,5 +136,30 @@ TEST(CounterHistory, ClearedPortsStartOverAndHoldLittle) {
   EXPECT_LT(h.bytes(), 2048u);
 }
 
+TEST(CounterHistory, KeepsTimesAcrossMonthsOfUptime) {
+  CounterHistory h(4);
+  PortSample s;
+  s.key = kPort;
+  s.at = mad::Clock::time_point{10s};
+  s.counters.set(Counter::kSymbolErrors, 0, 64);
+  auto add = [&](std::chrono::nanoseconds after) {
+    s.at += after;
+    CounterSnapshot snap;
+    snap.ports = {s};
+    h.add(snap);
+  };
+  add(0s);
+  add(std::chrono::hours(24 * 60));  // past the 32-bit millisecond range
+  add(10s);
+  const auto p = h.points(kPort);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[2].at, s.at);
+  EXPECT_EQ(p[1].at, s.at - 10s);
+  EXPECT_DOUBLE_EQ(p[2].seconds, 10.0);
+  const auto w = h.window(kPort, 300s, 600s);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_NEAR(w->seconds, 10.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace ibfabric::telemetry

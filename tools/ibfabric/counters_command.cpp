@@ -224,7 +224,7 @@ void runCounters(const CountersArgs& args) {
   if (!transport.open(error)) throw CliError("cannot open umad: " + error);
   so.samplesControlAvoid = {transport.smLid(), transport.localLid()};
 
-  CounterHistory history(historyDepth(args));
+  CounterHistory history(historyDepth(args), analysisOptions(args).rates);
   EventLog events(10000);
   SweepAnalyzer analyzer(history, analysisOptions(args));
   if (baseline) analyzer.setBaseline(baseline->snapshot);

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "api/http/http_json.h"
+#include "api/http/document_cache.h"
 #include "api/http/router.h"
 #include "api/http/routes/routes.h"
 #include "api/metrics/metrics_page.h"
@@ -31,14 +32,14 @@ void addMetricsRoutes(Router& r) {
       sendError(res, 400, "bad shard: " + error);
       return;
     }
-    const bool gzip = req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
-    auto made = metrics.body(gzip, *shard, error);
+    auto made = metrics.body(acceptsGzip(req), *shard, error);
     if (!made) {
       sendError(res, 503, error);
       return;
     }
     auto body = std::make_shared<MetricsBody>(std::move(*made));
     if (body->gzip()) res.set_header("Content-Encoding", "gzip");
+    res.set_header("Vary", "Accept-Encoding");
     res.set_content_provider(
         body->size(), "text/plain; version=0.0.4",
         [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
