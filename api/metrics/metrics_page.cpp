@@ -132,7 +132,8 @@ RenderedMetricsPtr MetricsPage::latest(MetricsShard shard, std::string& error) {
     return f == variants_.end() || f->second.latest || !f->second.rendering;
   });
   it = variants_.find(key);
-  if (it == variants_.end()) it = variants_.emplace(key, Variant{shard, nullptr, now(), false}).first;
+  if (it == variants_.end())
+    it = variants_.emplace(key, Variant{shard, nullptr, now(), false}).first;
   Variant& v = it->second;  // never erased while it is rendering
   if (v.latest) return v.latest;
   v.rendering = true;

@@ -11,8 +11,8 @@
 #include <optional>
 #include <string_view>
 
-#include "api/http/http_json.h"
 #include "api/http/document_cache.h"
+#include "api/http/http_json.h"
 #include "api/http/router.h"
 #include "api/http/routes/routes.h"
 #include "api/metrics/metrics_page.h"
