@@ -126,9 +126,9 @@ TEST(ApiMetricsGzipRendering, OneMemberPerCollectorAndAThrowingCollectorsMemberI
   }
 }
 
-ServiceState fabricState() {
+ServiceState fabricState(int size = 4) {
   ServiceState s;
-  s.topology = testing::crawledFatTreeTopology("s", 4, 4, 4);
+  s.topology = testing::crawledFatTreeTopology("s", size, size, size);
   auto control = std::make_shared<FakeCounterControl>();
   FakeCounterSource source(control);
   source.setTopology(s.topology);
@@ -168,9 +168,11 @@ std::string readAll(MetricsBody& b, std::size_t step) {
 }
 
 TEST(ApiMetricsBody, PlainTextIsInflatedOnTheFlyByteForByte) {
-  const ServiceState s = fabricState();
+  const ServiceState s = fabricState(8);
   telemetry::EventLog events;
-  const MetricsOptions options;
+  MetricsOptions options;  // every port and counter set: a page of several inflated pieces
+  options.ports = PortScope::kAll;
+  options.counterSets = MetricsOptions::allCounterSets();
   const std::string text = renderState(stateCollectors(), s, events, options).text;
   auto r = std::make_shared<RenderedMetrics>();
   r->page = renderGzip(stateCollectors(), CollectContext{s, events, options}, 4096);
