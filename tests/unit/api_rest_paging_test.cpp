@@ -84,8 +84,16 @@ class ApiRestPaging : public ::testing::Test {
     ASSERT_TRUE(testing::waitFor([&] { return daemon_.service().state()->topology == t; }, 10s));
   }
 
+  /// Sweeps every 250 ms: a page of /links (rendered once per sweep) must fit between two sweeps
+  /// also in the sanitizer build.
+  static testing::InProcessDaemon::Options options() {
+    testing::InProcessDaemon::Options o;
+    o.service.sweepInterval = std::chrono::milliseconds(250);
+    return o;
+  }
+
   NetFabric base_;
-  testing::InProcessDaemon daemon_;
+  testing::InProcessDaemon daemon_{options()};
 };
 
 TEST_F(ApiRestPaging, AWalkByCursorVisitsEveryItemOnceInTheFullListsOrder) {
@@ -282,7 +290,7 @@ std::pair<std::string, std::string> bothBodies(httplib::Client& c, const std::st
 }
 
 /// The state, and the plain and gzip bodies of `path` both served from it (sweeps run every
-/// 30 ms: tried until no sweep came between).
+/// 250 ms: tried until no sweep came between).
 struct StateBodies {
   ServiceStatePtr state;
   std::string plain, gzip;
