@@ -19,6 +19,7 @@
 #include "tests/support/gzip.h"
 #include "tests/support/in_process_daemon.h"
 #include "tests/support/net_edits.h"
+#include "tests/support/rest_get.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -45,17 +46,7 @@ class ApiRestPaging : public ::testing::Test {
 
   /// GET; checks the status and, for errors, the error shape.
   json get(const std::string& path, int status = 200) {
-    auto res = daemon_.client().Get(path.c_str());
-    EXPECT_TRUE(res) << path;
-    if (!res) return {};
-    EXPECT_EQ(res->status, status) << path << ": " << res->body;
-    json j = json::parse(res->body, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << path << ": " << res->body;
-    if (status >= 400) {
-      EXPECT_EQ(j["error"]["code"], status) << res->body;
-      EXPECT_TRUE(j["error"]["message"].is_string()) << res->body;
-    }
-    return j;
+    return testing::getJson(daemon_.client(), path, status);
   }
 
   /// Every item of `path` (which has a query) page by page of `limit`.

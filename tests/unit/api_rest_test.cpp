@@ -10,6 +10,7 @@
 
 #include "tests/support/fabrics.h"
 #include "tests/support/in_process_daemon.h"
+#include "tests/support/rest_get.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -30,17 +31,7 @@ class ApiRest : public ::testing::Test {
   void startAndWaitReady() { ASSERT_TRUE(daemon_.startAndWaitReady()); }
   /// GET; checks the status and, for errors, the error shape.
   json get(const std::string& path, int status) {
-    auto res = daemon_.client().Get(path.c_str());
-    EXPECT_TRUE(res) << path;
-    if (!res) return {};
-    EXPECT_EQ(res->status, status) << path << ": " << res->body;
-    json j = json::parse(res->body, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << path << ": " << res->body;
-    if (status >= 400) {
-      EXPECT_EQ(j["error"]["code"], status) << res->body;
-      EXPECT_TRUE(j["error"]["message"].is_string()) << res->body;
-    }
-    return j;
+    return testing::getJson(daemon_.client(), path, status);
   }
 
   testing::InProcessDaemon daemon_;
