@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<double> util(0.0, 1.0);
 
-  std::map<telemetry::PortKey, telemetry::PortRates> rates;
+  std::vector<telemetry::PortRates> portRates;
   std::vector<telemetry::LinkHealthReport> health;
   for (std::uint32_t l = 0; l < topo->links().size(); ++l) {
     const Link& link = topo->links()[l];
@@ -76,11 +76,12 @@ int main(int argc, char** argv) {
       pr.txUtilization = util(rng);
       pr.rxUtilization = util(rng);
       pr.congestion = util(rng) * 0.1;
-      rates.emplace(key, pr);
+      portRates.push_back(pr);
     }
     health.push_back(r);
   }
 
+  const telemetry::RatesTable rates(portRates);
   std::shared_ptr<const routing::LinkLoadModel> model;
   std::vector<double> ms;
   for (int s = 0; s < sweeps; ++s) {

@@ -41,10 +41,10 @@ LinkLoadModel::LinkLoadModel(TopologyPtr topology) : topology_(std::move(topolog
   }
 }
 
-LinkLoadModel LinkLoadModel::fromSweep(
-    TopologyPtr topology, const std::map<telemetry::PortKey, telemetry::PortRates>* rates,
-    const std::vector<telemetry::LinkHealthReport>* health, const LinkLoadModel* previous,
-    const LinkLoadOptions& options) {
+LinkLoadModel LinkLoadModel::fromSweep(TopologyPtr topology, const telemetry::RatesTable* rates,
+                                       const std::vector<telemetry::LinkHealthReport>* health,
+                                       const LinkLoadModel* previous,
+                                       const LinkLoadOptions& options) {
   LinkLoadModel model(std::move(topology));
   const Topology& topo = *model.topology_;
   const double alpha = std::clamp(options.alpha, 0.0, 1.0);
@@ -72,12 +72,12 @@ LinkLoadModel LinkLoadModel::fromSweep(
       std::optional<double> util;
       std::optional<double> congestion;
       if (rates) {
-        if (auto it = rates->find(tx); it != rates->end()) {
-          util = it->second.txUtilization;
-          congestion = it->second.congestion;
+        if (auto r = rates->find(tx)) {
+          util = r->txUtilization;
+          congestion = r->congestion;
         }
         if (!util) {
-          if (auto it = rates->find(rx); it != rates->end()) util = it->second.rxUtilization;
+          if (auto r = rates->find(rx)) util = r->rxUtilization;
         }
       }
       std::optional<std::pair<double, double>> old;

@@ -22,6 +22,7 @@
 #include "telemetry/counter_sweep.h"
 #include "telemetry/link_health_eval.h"
 #include "telemetry/port_rates.h"
+#include "telemetry/rates_table.h"
 
 namespace ibfabric::routing {
 
@@ -56,8 +57,7 @@ class LinkLoadModel {
   /// their end ports (so they may come from another snapshot of the same fabric). `previous`, when
   /// given, carries the moving average over (matched by transmitting port, so it survives a new
   /// topology snapshot).
-  static LinkLoadModel fromSweep(TopologyPtr topology,
-                                 const std::map<telemetry::PortKey, telemetry::PortRates>* rates,
+  static LinkLoadModel fromSweep(TopologyPtr topology, const telemetry::RatesTable* rates,
                                  const std::vector<telemetry::LinkHealthReport>* health,
                                  const LinkLoadModel* previous,
                                  const LinkLoadOptions& options = {});

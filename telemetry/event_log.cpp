@@ -130,8 +130,8 @@ TopologyDelta followTopology(CounterSweeper& sweeper, EventLog& log, TopologyPtr
   return delta;
 }
 
-void HealthEventTracker::observeSweep(const CounterSnapshot& snapshot,
-                                      const std::vector<PortRates>& rates, EventLog& log) {
+void HealthEventTracker::observeSweep(const CounterSnapshot& snapshot, const RatesTable& rates,
+                                      EventLog& log) {
   for (const PortSample& s : snapshot.ports) {
     EventEnd end{s.key.node, s.nodeDescription, s.key.port};
     std::optional<EventEnd> remote;

@@ -28,6 +28,7 @@
 #include "telemetry/counter_sweep.h"
 #include "telemetry/link_health_eval.h"
 #include "telemetry/port_rates.h"
+#include "telemetry/rates_table.h"
 
 namespace ibfabric::telemetry {
 
@@ -121,8 +122,7 @@ class HealthEventTracker {
 
   /// Per sweep: counter resets (from the rates against the previous sweep), ports that became
   /// unreachable (timeout / unreachable / unsupported), ports gone.
-  void observeSweep(const CounterSnapshot& snapshot, const std::vector<PortRates>& rates,
-                    EventLog& log);
+  void observeSweep(const CounterSnapshot& snapshot, const RatesTable& rates, EventLog& log);
   /// Per health evaluation: degraded / recovered, flapping, error threshold, congestion.
   void observeHealth(const std::vector<LinkHealthReport>& reports, EventLog& log);
 

@@ -83,7 +83,8 @@ struct LinkHealthReport {
 };
 
 /// Judges every link of `topology`. `windowOf(key)` returns the summary of one port, or nullptr
-/// when there is none (then only discovery's findings count for that end).
+/// when there is none (then only discovery's findings count for that end); the pointer need only
+/// stay valid until the next call (the caller may summarize each window on demand).
 std::vector<LinkHealthReport> evaluateLinkHealth(
     const Topology& topology, const std::function<const PortWindow*(PortKey)>& windowOf,
     const HealthThresholds& thresholds = HealthThresholds::defaults());

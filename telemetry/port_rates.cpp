@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "telemetry/rates_table.h"
+
 namespace ibfabric::telemetry {
 
 std::string_view toString(DeltaState s) {
@@ -95,15 +97,17 @@ PortRates computeRates(const PortSample& older, const PortSample& newer,
   return r;
 }
 
-std::vector<PortRates> computeRates(const CounterSnapshot& older, const CounterSnapshot& newer,
-                                    const RateOptions& options) {
-  std::vector<PortRates> out;
+RatesTable computeRates(const CounterSnapshot& older, const CounterSnapshot& newer,
+                        const RateOptions& options, const std::set<PortKey>& skip) {
+  RatesTable out;
+  out.reserve(newer.ports.size());
   for (const PortSample& n : newer.ports) {
-    if (n.status != PortStatus::kOk) continue;
+    if (n.status != PortStatus::kOk || skip.count(n.key) > 0) continue;
     const PortSample* o = older.find(n.key);
     if (!o || o->status != PortStatus::kOk) continue;
-    out.push_back(computeRates(*o, n, options));
+    out.append(computeRates(*o, n, options));
   }
+  out.shrinkToFit();
   return out;
 }
 

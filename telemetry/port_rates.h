@@ -20,6 +20,7 @@
 #include <array>
 #include <chrono>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "telemetry/counter_sweep.h"
@@ -82,8 +83,9 @@ CounterDelta counterDelta(std::uint64_t oldValue, std::uint64_t newValue, int bi
 PortRates computeRates(const PortSample& older, const PortSample& newer,
                        const RateOptions& options = {});
 
-/// Rates of every port present (kOk) in both snapshots, in key order.
-std::vector<PortRates> computeRates(const CounterSnapshot& older, const CounterSnapshot& newer,
-                                    const RateOptions& options = {});
+class RatesTable;
+/// Rates of every port present (kOk) in both snapshots, in key order, except `skip`'s.
+RatesTable computeRates(const CounterSnapshot& older, const CounterSnapshot& newer,
+                        const RateOptions& options = {}, const std::set<PortKey>& skip = {});
 
 }  // namespace ibfabric::telemetry

@@ -1,6 +1,7 @@
 // SweepAnalyzer: rates, history, link health and events from one sweep.
 #include "telemetry/sweep_analysis.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace ibfabric::telemetry {
@@ -18,25 +19,23 @@ SweepAnalysis SweepAnalyzer::analyze(CounterSnapshotPtr snapshot, EventLog& even
   const CounterSnapshot& snap = *snapshot;
   SweepAnalysis out;
   out.firstSweep = previous_ == nullptr;
-  if (previous_) out.rates = computeRates(*previous_, snap, options_.rates);
-  std::erase_if(out.rates, [&](const PortRates& r) { return restart.count(r.key) > 0; });
+  if (previous_) out.rates = computeRates(*previous_, snap, options_.rates, restart);
   history_.add(snap, restart);
   tracker_.observeSweep(snap, out.rates, events);
 
   const HealthThresholds& t = options_.thresholds;
-  for (const auto& p : snap.ports) {
-    if (p.status == PortStatus::kGone) continue;  // no longer linked; its history is gone
-    auto w = history_.window(p.key, t.errorWindow, t.flapWindow);
-    PortWindow& slot = out.windows[p.key];
-    if (w) slot = std::move(*w);
-    slot.key = p.key;
-  }
+  for (const auto& p : snap.ports)
+    if (p.status != PortStatus::kGone) out.judged.push_back(p.key);  // gone: history dropped
   if (snap.topology) {
+    PortWindow window;  // one at a time: evaluateLinkHealth reads it before the next lookup
     out.health = evaluateLinkHealth(
         *snap.topology,
         [&](PortKey k) -> const PortWindow* {
-          auto it = out.windows.find(k);
-          return it == out.windows.end() ? nullptr : &it->second;
+          if (!std::binary_search(out.judged.begin(), out.judged.end(), k)) return nullptr;
+          auto w = history_.window(k, t.errorWindow, t.flapWindow);
+          window = w ? std::move(*w) : PortWindow{};
+          window.key = k;
+          return &window;
         },
         t);
   }

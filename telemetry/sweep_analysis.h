@@ -8,8 +8,9 @@
 // ports the caller asks to re-baseline, e.g. after clearing their counters); the sweep into the
 // history; sweep events (resets, unreachable, gone); one window of history per swept port —
 // ports reported gone are skipped, they are no longer linked and their history is dropped; link
-// health of the swept topology, keeping the links with a polled end; health events (from the
-// second sweep on). Then the sweep becomes the previous one.
+// health of the swept topology, keeping the links with a polled end — each end's window is
+// summarized from the history when its link is judged; health events (from the second sweep
+// on). Then the sweep becomes the previous one.
 //
 // Owner: the sweep loop (one per FabricService sweep thread, one per CLI run); the CounterHistory
 // is the caller's and must outlive the analyzer. Not thread-safe: one thread calls analyze();
@@ -25,6 +26,7 @@
 #include "telemetry/event_log.h"
 #include "telemetry/link_health_eval.h"
 #include "telemetry/port_rates.h"
+#include "telemetry/rates_table.h"
 
 namespace ibfabric::telemetry {
 
@@ -37,10 +39,11 @@ struct SweepAnalysisOptions {
 struct SweepAnalysis {
   /// No sweep before it: no rates, and health raised no events.
   bool firstSweep = true;
-  /// Against the previous sweep, in the snapshot's port order.
-  std::vector<PortRates> rates;
-  /// The history window of every swept port that is not gone; health was judged on these.
-  std::map<PortKey, PortWindow> windows;
+  /// Against the previous sweep, in the snapshot's (key) order.
+  RatesTable rates;
+  /// The swept ports that are not gone, in key order: health was judged on their history
+  /// windows (each computed when the link is judged, not kept: ~23 MB at 10,240 HCAs).
+  std::vector<PortKey> judged;
   /// Links of the swept topology with at least one end in the sweep.
   std::vector<LinkHealthReport> health;
 };

@@ -256,7 +256,7 @@ json linkJson(const Topology& t, std::uint32_t index, const ServiceState& s,
   j["state"] = health ? json(std::string(toString(health->state)))
                       : json(active ? (l.belowEnabled() ? "degraded" : "ok") : "down");
   auto side = [&](const Node& n, PortNum p) -> json {
-    const auto* r = s.ratesOf(PortKey{n.guid, p});
+    const auto r = s.ratesOf(PortKey{n.guid, p});
     if (!r) return json();
     return {{"tx_bytes_per_second", optNum(r->txBytesPerSecond)},
             {"rx_bytes_per_second", optNum(r->rxBytesPerSecond)},
@@ -295,7 +295,7 @@ json portJson(const Topology& t, PortRef ref, const ServiceState& s,
   } else {
     j["sample"] = json();
   }
-  const auto* r = s.ratesOf(key);
+  const auto r = s.ratesOf(key);
   j["rates"] = r ? ratesJson(*r) : json();
   const auto* health = findHealth(s, n.guid, ref.port);
   j["health"] = health ? healthReportJson(*health) : json();

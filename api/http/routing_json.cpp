@@ -42,7 +42,7 @@ json routeJson(const Topology& t, PortRef src, const routing::Route& r, const Se
       if (const auto* health = findHealth(*state, from.guid, h.from.port)) {
         jh["health"] = std::string(telemetry::toString(health->state));
       }
-      if (const auto* rates = state->ratesOf({from.guid, h.from.port})) {
+      if (const auto rates = state->ratesOf({from.guid, h.from.port})) {
         if (rates->txUtilization) jh["utilization"] = *rates->txUtilization;
         if (rates->congestion) jh["congestion"] = *rates->congestion;
       }

@@ -8,6 +8,7 @@
 #include "api/metrics/gzip.h"
 #include "api/metrics/metrics.h"
 #include "telemetry/heap_tuning.h"
+#include "telemetry/thread_priority.h"
 
 namespace ibfabric::api {
 namespace {
@@ -221,6 +222,7 @@ std::vector<MetricsPage::Key> MetricsPage::dueForRendering(const ServiceStatePtr
 }
 
 void MetricsPage::loop() {
+  telemetry::lowerThisThreadPriority();  // scrapes are served the last page; requests go first
   std::unique_lock lock(mu_);
   auto lastTrim = std::chrono::steady_clock::time_point{};
   while (!stopping_) {

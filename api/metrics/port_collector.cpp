@@ -190,7 +190,7 @@ void writeUtilization(MetricWriter& out, const ServiceState& s, const std::vecto
   out.family(kUtilization);
   std::string labels;
   for (const auto& r : rows) {
-    const auto* rates = ok(r) ? s.ratesOf(r.sample->key) : nullptr;
+    const auto rates = ok(r) ? s.ratesOf(r.sample->key) : std::nullopt;
     if (!rates) continue;
     if (rates->txUtilization) {
       labels.assign(r.labels).append(",direction=\"transmit\"");
@@ -206,7 +206,7 @@ void writeUtilization(MetricWriter& out, const ServiceState& s, const std::vecto
 void writeCongestion(MetricWriter& out, const ServiceState& s, const std::vector<PortRow>& rows) {
   out.family(kCongestion);
   for (const auto& r : rows) {
-    const auto* rates = ok(r) ? s.ratesOf(r.sample->key) : nullptr;
+    const auto rates = ok(r) ? s.ratesOf(r.sample->key) : std::nullopt;
     if (rates && rates->congestion) out.sample(kCongestion.name, r.labels, *rates->congestion);
   }
 }

@@ -307,12 +307,12 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
 
   // Rates, history, health and events (telemetry/sweep_analysis.h); ports cleared since the
   // previous sweep start over: no rate (and no reset) this time.
-  auto rates = std::make_shared<std::map<telemetry::PortKey, telemetry::PortRates>>();
+  std::shared_ptr<const telemetry::RatesTable> rates;
   std::shared_ptr<std::vector<telemetry::LinkHealthReport>> health;
-  {  // the analysis' rate vector and windows (~60 MB at 10k) go before the fold and the routes
+  {
     telemetry::SweepAnalysis found = analyzer.analyze(snap, events_, rebaseline_);
     rebaseline_.clear();
-    for (auto& r : found.rates) rates->emplace(r.key, std::move(r));
+    rates = std::make_shared<const telemetry::RatesTable>(std::move(found.rates));
     health = std::make_shared<std::vector<telemetry::LinkHealthReport>>(std::move(found.health));
   }
 

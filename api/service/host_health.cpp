@@ -40,7 +40,7 @@ std::optional<double> leafUplinkUtilization(const ServiceState& s, NodeIndex lea
   int count = 0;
   for (const auto& p : n.ports) {
     if (!p || p->direction != PortDirection::kUp) continue;
-    const auto* r = s.ratesOf(telemetry::PortKey{n.guid, p->num});
+    const auto r = s.ratesOf(telemetry::PortKey{n.guid, p->num});
     if (!r) continue;
     std::optional<double> u;
     for (const auto& v : {r->txUtilization, r->rxUtilization})

@@ -3,8 +3,7 @@
 namespace ibfabric::api {
 
 std::shared_ptr<const routing::LinkLoadModel> foldSweepIntoLinkLoad(
-    const telemetry::CounterSnapshot& sweep,
-    const std::map<telemetry::PortKey, telemetry::PortRates>& rates,
+    const telemetry::CounterSnapshot& sweep, const telemetry::RatesTable& rates,
     const std::vector<telemetry::LinkHealthReport>& health,
     const routing::LinkLoadModel* previous) {
   if (!sweep.topology) return nullptr;

@@ -16,8 +16,7 @@ namespace ibfabric::api {
 /// (the last sweep's model, or null). Null when the sweep has no topology. Runs on the sweep
 /// thread, outside the publish lock.
 std::shared_ptr<const routing::LinkLoadModel> foldSweepIntoLinkLoad(
-    const telemetry::CounterSnapshot& sweep,
-    const std::map<telemetry::PortKey, telemetry::PortRates>& rates,
+    const telemetry::CounterSnapshot& sweep, const telemetry::RatesTable& rates,
     const std::vector<telemetry::LinkHealthReport>& health, const routing::LinkLoadModel* previous);
 
 /// `model` on `topology`: the same averages matched by transmitting port (no sweep is added),

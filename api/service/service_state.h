@@ -27,6 +27,7 @@
 #include "telemetry/link_health_eval.h"
 #include "telemetry/mad_engine.h"
 #include "telemetry/port_rates.h"
+#include "telemetry/rates_table.h"
 
 namespace ibfabric::api {
 
@@ -66,7 +67,7 @@ struct ServiceState {
 
   telemetry::CounterSnapshotPtr counters;
   /// Rates between the last two successful sweeps, by port.
-  std::shared_ptr<const std::map<telemetry::PortKey, telemetry::PortRates>> rates;
+  std::shared_ptr<const telemetry::RatesTable> rates;
   /// Health of the links with at least one polled end (of counters->topology).
   std::shared_ptr<const std::vector<telemetry::LinkHealthReport>> health;
   /// Every sweep's rates and health folded into one moving average of link load
@@ -87,10 +88,9 @@ struct ServiceState {
 
   /// First crawl and first sweep done.
   bool ready() const { return topology && counters; }
-  const telemetry::PortRates* ratesOf(telemetry::PortKey key) const {
-    if (!rates) return nullptr;
-    auto it = rates->find(key);
-    return it == rates->end() ? nullptr : &it->second;
+  std::optional<telemetry::PortRates> ratesOf(telemetry::PortKey key) const {
+    if (!rates) return std::nullopt;
+    return rates->find(key);
   }
 };
 using ServiceStatePtr = std::shared_ptr<const ServiceState>;

@@ -43,9 +43,7 @@ ServiceState fabricState() {
   for (std::size_t i = 0; i < second->ports.size(); ++i)
     second->ports[i].at = first->ports[i].at + 1s;
   s.counters = second;
-  auto rates = std::make_shared<std::map<telemetry::PortKey, telemetry::PortRates>>();
-  for (auto& r : telemetry::computeRates(*first, *second)) rates->emplace(r.key, r);
-  s.rates = rates;
+  s.rates = std::make_shared<const telemetry::RatesTable>(telemetry::computeRates(*first, *second));
   s.health = std::make_shared<std::vector<telemetry::LinkHealthReport>>(
       telemetry::evaluateLinkHealth(*s.topology, [](telemetry::PortKey) { return nullptr; }));
   s.crawl.runs = 1;

@@ -25,9 +25,7 @@ ServiceState twoSweeps() {
   std::this_thread::sleep_for(2ms);  // a non-zero interval for the rates
   auto second = source.sweep();
   s.counters = second;
-  auto rates = std::make_shared<std::map<telemetry::PortKey, telemetry::PortRates>>();
-  for (auto& r : telemetry::computeRates(*first, *second)) rates->emplace(r.key, r);
-  s.rates = rates;
+  s.rates = std::make_shared<const telemetry::RatesTable>(telemetry::computeRates(*first, *second));
   s.crawl.runs = 1;
   s.crawl.lastSuccess = s.started;
   s.crawl.lastDuration = 25ms;

@@ -59,7 +59,7 @@ TEST(ApiService, BecomesReadyAndComputesRates) {
   EXPECT_EQ(s->topology, t);
   ASSERT_TRUE(s->rates);
   EXPECT_EQ(s->rates->size(), s->counters->ports.size());
-  const auto& r = s->rates->begin()->second;
+  const telemetry::PortRates r = *s->rates->begin();
   ASSERT_TRUE(r.txBytesPerSecond.has_value());
   EXPECT_GT(*r.txBytesPerSecond, 0.0);
   ASSERT_TRUE(s->health);

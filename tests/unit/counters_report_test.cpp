@@ -84,7 +84,7 @@ TEST(CountersReport, JsonIsOneDocumentWrittenPortByPort) {
       r.key = first[0].key;
       r.intervalSeconds = 1.0;
       r.txBytesPerSecond = 4.0;
-      report->rates(*snap, {r});
+      report->rates(*snap, RatesTable(std::vector<PortRates>{r}));
     }
   }
   LinkHealthReport h;

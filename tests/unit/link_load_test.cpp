@@ -24,6 +24,12 @@ telemetry::PortRates ratesFor(telemetry::PortKey key, std::optional<double> tx,
   return r;
 }
 
+telemetry::RatesTable tableOf(const std::map<telemetry::PortKey, telemetry::PortRates>& rates) {
+  std::vector<telemetry::PortRates> all;
+  for (const auto& [key, r] : rates) all.push_back(r);
+  return telemetry::RatesTable(all);
+}
+
 constexpr double kHdrBytes = 200e9 / 8;
 
 TEST(LinkLoad, IdleModelHasCapacityAndFullResidual) {
@@ -49,7 +55,8 @@ TEST(LinkLoad, SweepsAreSmoothedByTransmittingPort) {
   std::map<telemetry::PortKey, telemetry::PortRates> first, second;
   first[keyOf(*topo, l0.a)] = ratesFor(keyOf(*topo, l0.a), 0.8, 0.1, 0.2);
   // The b end has no tx number: the a end's rx utilization stands in for b -> a.
-  LinkLoadModel m1 = LinkLoadModel::fromSweep(topo, &first, nullptr, nullptr);
+  const auto firstTable = tableOf(first);
+  LinkLoadModel m1 = LinkLoadModel::fromSweep(topo, &firstTable, nullptr, nullptr);
   EXPECT_DOUBLE_EQ(m1.at(directedLink(0, false)).utilization, 0.8);
   EXPECT_DOUBLE_EQ(m1.at(directedLink(0, false)).congestion, 0.2);
   EXPECT_NEAR(m1.at(directedLink(0, false)).residualBytesPerSecond(), 0.2 * kHdrBytes, 1.0);
@@ -62,7 +69,8 @@ TEST(LinkLoad, SweepsAreSmoothedByTransmittingPort) {
   half.alpha = 0.5;
   // A new snapshot of the same fabric: the average follows the ports.
   auto topo2 = smallFabric();
-  LinkLoadModel m2 = LinkLoadModel::fromSweep(topo2, &second, nullptr, &m1, half);
+  const auto secondTable = tableOf(second);
+  LinkLoadModel m2 = LinkLoadModel::fromSweep(topo2, &secondTable, nullptr, &m1, half);
   EXPECT_DOUBLE_EQ(m2.at(directedLink(0, false)).utilization, 0.4);
   EXPECT_DOUBLE_EQ(m2.at(directedLink(0, false)).congestion, 0.1);
   EXPECT_DOUBLE_EQ(m2.at(directedLink(0, true)).utilization, 0.35);
@@ -74,7 +82,8 @@ TEST(LinkLoad, RxStandsInWhenTheSenderHasNoRates) {
   const Link& l0 = topo->links()[0];
   std::map<telemetry::PortKey, telemetry::PortRates> rates;
   rates[keyOf(*topo, l0.a)] = ratesFor(keyOf(*topo, l0.a), std::nullopt, 0.5, std::nullopt);
-  LinkLoadModel m = LinkLoadModel::fromSweep(topo, &rates, nullptr, nullptr);
+  const auto table = tableOf(rates);
+  LinkLoadModel m = LinkLoadModel::fromSweep(topo, &table, nullptr, nullptr);
   EXPECT_DOUBLE_EQ(m.at(directedLink(0, true)).utilization, 0.5);
 }
 

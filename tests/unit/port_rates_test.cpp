@@ -2,6 +2,8 @@
 // and resets.
 #include "telemetry/port_rates.h"
 
+#include "telemetry/rates_table.h"
+
 #include <gtest/gtest.h>
 
 namespace ibfabric::telemetry {
@@ -221,7 +223,8 @@ TEST(PortRates, SnapshotsPairPortsByKey) {
   s2.ports = {b, gone};
   auto rates = computeRates(s1, s2);
   ASSERT_EQ(rates.size(), 1u);
-  EXPECT_DOUBLE_EQ(*rates[0].rxBytesPerSecond, 100.0);
+  EXPECT_DOUBLE_EQ(*rates.find(a.key)->rxBytesPerSecond, 100.0);
+  EXPECT_TRUE(computeRates(s1, s2, {}, {a.key}).empty());  // asked to skip it
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "telemetry/link_health_eval.h"
 #include "telemetry/mad_engine.h"
 #include "telemetry/port_rates.h"
+#include "telemetry/rates_table.h"
 #include "telemetry/umad_transport.h"
 #include "tools/ibfabric/commands.h"
 
@@ -56,8 +57,7 @@ routing::PlacementAnswer placeLocally(const CrawlOptions& crawl, double interval
   std::this_thread::sleep_for(std::chrono::duration<double>(intervalSeconds));
   auto second = sweeper.sweep();
   history.add(*second);
-  std::map<PortKey, PortRates> rates;
-  for (auto& r : computeRates(*first, *second)) rates.emplace(r.key, std::move(r));
+  const RatesTable rates = computeRates(*first, *second);
   HealthThresholds ht = HealthThresholds::defaults();
   std::map<PortKey, PortWindow> windows;
   for (const auto& s : second->ports) {

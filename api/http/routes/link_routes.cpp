@@ -80,7 +80,7 @@ double sortMetric(const ServiceState& s, const Link& l, const LinkFacts& f,
   const Topology& t = *s.topology;
   double v = 0;
   for (const PortRef& end : {l.a, l.b}) {
-    const auto* r = s.ratesOf({t.node(end.node).guid, end.port});
+    const auto r = s.ratesOf({t.node(end.node).guid, end.port});
     if (!r) continue;
     if (sort == "utilization") {
       for (const auto& u : {r->txUtilization, r->rxUtilization})

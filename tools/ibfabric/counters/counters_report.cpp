@@ -40,11 +40,14 @@ class JsonReport final : public CountersReport {
     put(out_, "\n]," + members(sweepSummaryJson(snap)) + "}");
     std::fflush(out_);
   }
-  void rates(const CounterSnapshot& snap, const std::vector<PortRates>& rates) override {
+  void rates(const CounterSnapshot& snap, const RatesTable& rates) override {
     put(rates_, (intervals_++ ? ",\n{" : "\n{") + members(json{{"sequence", snap.sequence}}) +
                     ",\"ports\":[");
-    for (std::size_t i = 0; i < rates.size(); ++i)
-      put(rates_, (i ? ",\n" : "\n") + ratesJson(rates[i], snap.find(rates[i].key)).dump());
+    const char* separator = "\n";
+    for (const PortRates& r : rates) {
+      put(rates_, separator + ratesJson(r, snap.find(r.key)).dump());
+      separator = ",\n";
+    }
     put(rates_, "\n]}");
   }
   void finish(const std::vector<LinkHealthReport>& health, const std::vector<Event>& events,
@@ -123,7 +126,7 @@ class TableReport final : public CountersReport {
     }
     std::fflush(out_);
   }
-  void rates(const CounterSnapshot& snap, const std::vector<PortRates>& rates) override;
+  void rates(const CounterSnapshot& snap, const RatesTable& rates) override;
   void finish(const std::vector<LinkHealthReport>& health, const std::vector<Event>& events,
               const mad::MadEngineStats&) override;
 
@@ -132,7 +135,7 @@ class TableReport final : public CountersReport {
   bool raw_ = false;
 };
 
-void TableReport::rates(const CounterSnapshot& snap, const std::vector<PortRates>& rates) {
+void TableReport::rates(const CounterSnapshot& snap, const RatesTable& rates) {
   std::fprintf(out_, "interval ending at sweep %" PRIu64 "\n", snap.sequence);
   std::fprintf(out_, "%-32s %4s %12s %12s %7s %7s %7s  %s\n", "node", "port", "tx MB/s", "rx MB/s",
                "tx %", "rx %", "cong %", "errors/s, resets, saturated");

@@ -25,6 +25,7 @@
 #include "telemetry/link_health_eval.h"
 #include "telemetry/mad_engine.h"
 #include "telemetry/port_rates.h"
+#include "telemetry/rates_table.h"
 
 namespace ibfabric::cli {
 
@@ -39,7 +40,7 @@ class CountersReport {
   virtual void endSweep(const telemetry::CounterSnapshot& snapshot) = 0;
   /// The interval that ended with `snapshot` (rates in the snapshot's port order).
   virtual void rates(const telemetry::CounterSnapshot& snapshot,
-                     const std::vector<telemetry::PortRates>& rates) = 0;
+                     const telemetry::RatesTable& rates) = 0;
   /// The end: health of the last interval (empty after a single raw sweep), the events, the
   /// engine's totals. Flushes.
   virtual void finish(const std::vector<telemetry::LinkHealthReport>& health,
