@@ -15,4 +15,9 @@ bool limitHeapArenas(int arenas) { return mallopt(M_ARENA_MAX, arenas) == 1; }
 
 void releaseFreeHeap() { malloc_trim(0); }
 
+HeapUsage heapUsage() {
+  const struct mallinfo2 m = mallinfo2();
+  return {m.uordblks + m.hblkhd, m.fordblks, m.hblkhd};
+}
+
 }  // namespace ibfabric::telemetry

@@ -10,6 +10,8 @@
 // main(), before threads start.
 #pragma once
 
+#include <cstddef>
+
 namespace ibfabric::telemetry {
 
 /// Returns false if the C library refused the setting (the process runs as before).
@@ -25,5 +27,14 @@ bool limitHeapArenas(int arenas);
 /// or a rendering freed their large temporaries. Costs a walk of the free lists (about a
 /// millisecond per hundred MB of heap).
 void releaseFreeHeap();
+
+/// What malloc holds, over every arena (mallinfo2): bytes handed out and not freed, and free
+/// bytes kept in the arenas (the difference between the process's heap and its live data).
+struct HeapUsage {
+  std::size_t inUse = 0;    ///< allocated from arenas and by mmap, not freed
+  std::size_t free = 0;     ///< free chunks kept in the arenas
+  std::size_t mmapped = 0;  ///< of inUse: large blocks served by mmap
+};
+HeapUsage heapUsage();
 
 }  // namespace ibfabric::telemetry

@@ -18,6 +18,7 @@ std::vector<CollectorPtr> stateCollectors() {
 
 std::vector<CollectorPtr> liveCollectors(const DaemonServices& services) {
   std::vector<CollectorPtr> c;
+  c.push_back(processCollector());
   c.push_back(placementCollector(services.placement));
   if (services.pool) c.push_back(poolCollector(*services.pool));
   return c;

@@ -14,7 +14,7 @@ namespace ibfabric::api {
 /// State collectors, in page order: daemon, topology, mad, events, routing, lft, osm, ports,
 /// links.
 std::vector<CollectorPtr> stateCollectors();
-/// Live collectors of the services that have them: placement, and pool when there is one.
+/// Live collectors: the process, placement, and the pool when there is one.
 std::vector<CollectorPtr> liveCollectors(const DaemonServices& services);
 
 CollectorPtr daemonCollector();    ///< readiness, failures per fabric read
@@ -26,6 +26,7 @@ CollectorPtr lftCollector();       ///< forwarding-table freshness per switch
 CollectorPtr osmCollector();       ///< the OpenSM plugin link
 CollectorPtr portCollector();      ///< per-port counters, rates, link rates, state, info
 CollectorPtr linkCollector();      ///< per-link health
+CollectorPtr processCollector();   ///< live: the daemon's memory, CPU, threads, fds and heap
 CollectorPtr placementCollector(const PlacementService& placement);
 CollectorPtr poolCollector(const PoolService& pool);
 

@@ -5,7 +5,8 @@
 //  - the page as served over HTTP by an in-process RestServer with a placement service (one
 //    request answered) and a GPU pool: every collector, live ones included; the gzip form
 //    decompressed is the plain one.
-// Only what varies from run to run is normalised: durations and timestamps.
+// Only what varies from run to run is normalised: durations, timestamps and the process's own
+// figures (memory, CPU, threads, descriptors, heap).
 //
 // After an intended change: IBFABRIC_UPDATE_GOLDEN=1 ./build/tests/unit_tests
 //   --gtest_filter='ApiMetricsGolden*' rewrites tests/data/metrics/*.prom.
@@ -51,7 +52,8 @@ const std::regex kCollectorDurations(R"(^(ibfabric_collector_duration_seconds\{[
 /// text has timestamps).
 const std::regex kDurationsAndTimestamps(
     R"(^(ibfabric_\w*(_duration_seconds|_duration_seconds_sum|_duration_seconds_bucket|)"
-    R"(_timestamp_seconds)(\{[^}]*\})?|ibfabric_metrics_page_bytes\{[^}]*\}) \S+$)");
+    R"(_timestamp_seconds)(\{[^}]*\})?|ibfabric_metrics_page_bytes\{[^}]*\}|)"
+    R"(ibfabric_heap_bytes\{[^}]*\}|process_\w+) \S+$)");
 
 /// The page with the values `varies` matches replaced by "<varies>".
 std::string normalised(const std::string& page, const std::regex& varies) {
