@@ -194,7 +194,9 @@ namespace {
 
 /// Compact JSON text; a description that is not valid UTF-8 (a fabric can report any bytes) is
 /// written with U+FFFD instead of throwing.
-std::string safeText(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string safeText(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 json nodeJson(const Topology& t, const Node& n) {
   json ports = json::array();

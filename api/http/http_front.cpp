@@ -125,7 +125,8 @@ class ConnStream final : public httplib::Stream {
     if (c_.readAhead.empty() && !fill()) return broken_ ? -1 : 0;
     std::size_t n = std::min(size, c_.readAhead.size());
     if (bodyLimit_ != kNoLimit) {
-      const std::size_t left = bodyStart_ + bodyLimit_ - std::min(consumed_, bodyStart_ + bodyLimit_);
+      const std::size_t left =
+          bodyStart_ + bodyLimit_ - std::min(consumed_, bodyStart_ + bodyLimit_);
       if (left == 0) {
         tooLarge_ = true;
         return -1;
@@ -168,8 +169,8 @@ class ConnStream final : public httplib::Stream {
   /// Waits for `events` within the per-operation timeout and the request's deadline.
   bool waitFor(short events) const {
     const auto perOp = events == POLLIN ? limits_.readTimeout : limits_.writeTimeout;
-    const auto until = events == POLLIN ? std::min(Clock::now() + perOp, deadline_)
-                                        : Clock::now() + perOp;
+    const auto until =
+        events == POLLIN ? std::min(Clock::now() + perOp, deadline_) : Clock::now() + perOp;
     for (;;) {
       pollfd p{c_.fd, events, 0};
       const int r = ::poll(&p, 1, msUntil(until));
@@ -447,8 +448,7 @@ class HttpFront {
       c.deadline = Clock::now() + limits_.headerTimeout;
     }
     const std::string_view head(buf, static_cast<std::size_t>(n));
-    if (head.find("\r\n\r\n") == std::string_view::npos &&
-        static_cast<std::size_t>(n) < kPeekBytes)
+    if (head.find("\r\n\r\n") == std::string_view::npos && static_cast<std::size_t>(n) < kPeekBytes)
       return;  // the header is not complete yet: wait for more
     ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
     ConnectionPtr conn = std::move(it->second);
@@ -500,8 +500,7 @@ class HttpFront {
       const bool last = c->requests + 1 >= limits_.keepAliveMax ||
                         Clock::now() - c->opened >= limits_.keepAliveLifetime || stopping();
       bool connectionClosed = false;
-      const bool ok =
-          server_.serveOne(strm, last, connectionClosed, c->remoteAddr, c->remotePort);
+      const bool ok = server_.serveOne(strm, last, connectionClosed, c->remoteAddr, c->remotePort);
       ++c->requests;
       count(&HttpFrontStats::requests);
       if (strm.tooLarge()) count(&HttpFrontStats::refusedTooLarge);
@@ -562,11 +561,10 @@ bool FrontedServer::process_and_close_socket(socket_t sock) {
 
 bool FrontedServer::serveOne(httplib::Stream& strm, bool closeConnection, bool& connectionClosed,
                              const std::string& remoteAddr, int remotePort) {
-  return process_request(strm, closeConnection, connectionClosed,
-                         [&](httplib::Request& req) {
-                           req.remote_addr = remoteAddr;
-                           req.remote_port = remotePort;
-                         });
+  return process_request(strm, closeConnection, connectionClosed, [&](httplib::Request& req) {
+    req.remote_addr = remoteAddr;
+    req.remote_port = remotePort;
+  });
 }
 
 }  // namespace ibfabric::api

@@ -59,10 +59,10 @@ struct HttpLimits {
 /// What the front did since it started (for tests and the access log).
 struct HttpFrontStats {
   std::uint64_t accepted = 0;
-  std::uint64_t refusedBusy = 0;      ///< 503: a queue or the connection limit was full
-  std::uint64_t closedIdle = 0;       ///< no request within idleTimeout
-  std::uint64_t closedSlowHeader = 0; ///< header not complete within headerTimeout
-  std::uint64_t refusedTooLarge = 0;  ///< 413 on bytes received
+  std::uint64_t refusedBusy = 0;       ///< 503: a queue or the connection limit was full
+  std::uint64_t closedIdle = 0;        ///< no request within idleTimeout
+  std::uint64_t closedSlowHeader = 0;  ///< header not complete within headerTimeout
+  std::uint64_t refusedTooLarge = 0;   ///< 413 on bytes received
   std::uint64_t requests = 0;
   std::uint64_t open = 0;  ///< connections open now
 };
