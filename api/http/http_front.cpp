@@ -554,6 +554,11 @@ FrontedServer::~FrontedServer() { front_->stop(); }
 
 HttpFrontStats FrontedServer::stats() const { return front_->stats(); }
 
+void FrontedServer::setListenBacklog(int backlog) {
+  // listen() again on a listening socket changes its backlog (Linux).
+  if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, backlog);
+}
+
 bool FrontedServer::process_and_close_socket(socket_t sock) {
   front_->accept(sock);
   return true;

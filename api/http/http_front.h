@@ -53,6 +53,7 @@ struct HttpLimits {
   std::chrono::milliseconds writeTimeout{10'000};    ///< one write of an answer
   std::chrono::milliseconds requestTimeout{60'000};  ///< the whole request, header and body
   std::size_t keepAliveMax = 100;                    ///< requests per connection
+  int listenBacklog = 1024;                          ///< connections not yet accepted
   std::chrono::milliseconds keepAliveLifetime{120'000};
 };
 
@@ -90,6 +91,9 @@ class FrontedServer : public httplib::Server {
   explicit FrontedServer(HttpLimits limits);
   ~FrontedServer() override;
   HttpFrontStats stats() const;
+  /// After a bind: the listening socket's accept backlog (httplib listens with 5, so a burst of
+  /// connections beyond 5 waits a SYN retransmission, 1 s, for each overflow).
+  void setListenBacklog(int backlog);
 
  private:
   friend class HttpFront;

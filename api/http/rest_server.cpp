@@ -64,8 +64,11 @@ RestServer::RestServer(DaemonServices services, RestOptions options)
 RestServer::~RestServer() { stop(); }
 
 int RestServer::bind(const std::string& host, int port) {
-  if (port == 0) return server_->bind_to_any_port(host);
-  return server_->bind_to_port(host, port) ? port : -1;
+  const int bound =
+      port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
+  if (auto* fronted = dynamic_cast<FrontedServer*>(server_.get()); fronted && bound > 0)
+    fronted->setListenBacklog(options_.http.listenBacklog);
+  return bound;
 }
 
 bool RestServer::run() {

@@ -167,8 +167,8 @@ TEST_F(ApiHttpFront, InvalidUtf8InKnownPathsQueriesAndBodiesIsA4xx) {
     EXPECT_TRUE(status == 400 || status == 404) << path << " -> " << r;
     EXPECT_TRUE(bodyOf(r)["error"].is_object()) << path << " -> " << r;
   }
-  for (const std::string body : {std::string("\xff\xfe"), std::string("{\"hosts\": \"\xff\"}"),
-                                 std::string("{\"gpus\": 8, \"pattern\": \"\xc3\"}")}) {
+  for (const std::string& body : {std::string("\xff\xfe"), std::string("{\"hosts\": \"\xff\"}"),
+                                  std::string("{\"gpus\": 8, \"pattern\": \"\xc3\"}")}) {
     for (const char* path : {"/api/v1/placement", "/scheduler/filter", "/scheduler/prioritize"}) {
       const std::string r =
           exchange(std::string("POST ") + path + " HTTP/1.1\r\nHost: x\r\nContent-Length: " +
