@@ -447,8 +447,13 @@ class HttpFront {
       c.started = true;
       c.deadline = Clock::now() + limits_.headerTimeout;
     }
-    const std::string_view head(buf, static_cast<std::size_t>(n));
-    if (head.find("\r\n\r\n") == std::string_view::npos && static_cast<std::size_t>(n) < kPeekBytes)
+    // A part of the header may have come with the previous request (read ahead).
+    std::string joined;
+    if (!c.readAhead.empty()) joined = c.readAhead + std::string(buf, static_cast<std::size_t>(n));
+    const std::string_view head = joined.empty()
+                                      ? std::string_view(buf, static_cast<std::size_t>(n))
+                                      : std::string_view(joined);
+    if (head.find("\r\n\r\n") == std::string_view::npos && head.size() < kPeekBytes)
       return;  // the header is not complete yet: wait for more
     ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
     ConnectionPtr conn = std::move(it->second);
@@ -506,8 +511,9 @@ class HttpFront {
       if (strm.tooLarge()) count(&HttpFrontStats::refusedTooLarge);
       if (strm.bodyBytes() >= kReleaseHeapAfterBytes) telemetry::releaseFreeHeap();
       keep = ok && !connectionClosed && !last && !strm.broken();
-      if (!keep || c->readAhead.empty()) break;
-      // A pipelined request is already here: served on this worker.
+      // A whole pipelined header is already here: served on this worker; a part of one waits
+      // in the gate like any other.
+      if (!keep || c->readAhead.find("\r\n\r\n") == std::string::npos) break;
     }
     tCurrent = nullptr;
     if (keep) return toGate(std::move(c));

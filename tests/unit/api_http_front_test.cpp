@@ -307,5 +307,21 @@ TEST_F(ApiHttpFront, KeepAliveIsBoundedInCount) {
   EXPECT_TRUE(c.closedWithin(2s));
 }
 
+TEST_F(ApiHttpFront, PipelinedRequestsAreAnsweredInOrder) {
+  serve();
+  RawConn c(port_);
+  // Two whole requests and the first half of a third in one write, the rest later.
+  const std::string live = "GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_TRUE(c.send(live + "GET /api/v1/topology HTTP/1.1\r\nHost: x\r\n\r\nGET /api/v1/hea"));
+  std::string got;
+  for (int i = 0; i < 20 && got.find("\"switches\"") == std::string::npos; ++i)
+    got += c.receive(200ms);
+  EXPECT_EQ(statusOf(got), 200) << got.substr(0, 200);
+  EXPECT_NE(got.find("\"live\""), std::string::npos);
+  EXPECT_LT(got.find("\"live\""), got.find("\"switches\""));
+  ASSERT_TRUE(c.send("lth/live HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_EQ(statusOf(c.receive(2s)), 200);
+}
+
 }  // namespace
 }  // namespace ibfabric::api
