@@ -3,8 +3,8 @@
 //     /api/v1/health/live and /api/v1/links keep answering within 1 s;
 //   - a SIGHUP reload of a config with YAML values of the wrong type is refused (the daemon
 //     keeps running and logs the key), and --check-config rejects the same file;
-//   - node descriptions that are not valid UTF-8 (from the fabric and from the node-name map)
-//     do not stop the crawl: the daemon becomes ready and serves them with U+FFFD;
+//   - node descriptions that are not valid UTF-8 (through the node-name map) do not stop the
+//     crawl: the daemon becomes ready and serves them with U+FFFD;
 //   - SIGTERM while a large pool inventory loads at start ends the daemon promptly.
 // Every wait is bounded; every connection is closed at the end of its test.
 #include <arpa/inet.h>
@@ -127,8 +127,10 @@ TEST(DaemonHostile, IdleAndTricklingClientsDoNotStopTheApiAndABadReloadIsRefused
 }
 
 TEST(DaemonHostile, DescriptionsThatAreNotUtf8DoNotStopTheCrawl) {
-  // "\xff" in the fabric's own node descriptions...
-  auto net = writeScratchFile("utf8.net", fatTreeText("u\xff", 2, 2, 2));
+  // The node-name map replaces the descriptions the crawl child reports (TopologyBuilder), so
+  // bytes that are not UTF-8 there reach the child's JSON writer exactly as a fabric's own
+  // would (the simulator's CLI refuses such bytes in a net file).
+  auto net = writeScratchFile("utf8.net", fatTreeText("u", 2, 2, 2));
   SimFabric fabric(net, "utf8");
   json nodes;
   {
@@ -140,10 +142,9 @@ TEST(DaemonHostile, DescriptionsThatAreNotUtf8DoNotStopTheCrawl) {
     auto res = c.Get("/api/v1/nodes");
     ASSERT_TRUE(res && res->status == 200);
     nodes = json::parse(res->body);
-    EXPECT_NE(res->body.find("\xEF\xBF\xBD"), std::string::npos);  // U+FFFD
-    EXPECT_EQ(daemon.signalAndWait(SIGTERM, 10s) >= 0, true);
+    EXPECT_GE(daemon.signalAndWait(SIGTERM, 10s), 0);
   }
-  // ... and in the node-name map.
+  // Every node named with bytes that are not UTF-8.
   ASSERT_FALSE(nodes["nodes"].empty());
   std::string map;
   for (const auto& n : nodes["nodes"])
