@@ -192,6 +192,12 @@ std::string formatSummary(const Topology& t) {
 
 namespace {
 
+/// Compact JSON text; a description that is not valid UTF-8 (a fabric can report any bytes) is
+/// written with U+FFFD instead of throwing.
+std::string safeText(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 json nodeJson(const Topology& t, const Node& n) {
   json ports = json::array();
   for (const auto& p : n.ports) {
@@ -318,7 +324,7 @@ void writeJson(const Topology& t, const std::function<void(std::string_view)>& o
   for (const auto& [key, value] : summary.items()) {
     text.assign(firstKey ? "" : ",");
     firstKey = false;
-    text += json(key).dump();
+    text += safeText(json(key));
     text += ':';
     if (key == "links" || key == "nodes") {
       text += '[';
@@ -327,13 +333,13 @@ void writeJson(const Topology& t, const std::function<void(std::string_view)>& o
       const std::size_t n = links ? t.links().size() : t.nodes().size();
       for (std::size_t i = 0; i < n; ++i) {
         text.assign(i ? "," : "");
-        text += (links ? linkJson(t, t.links()[i]) : nodeJson(t, t.nodes()[i])).dump();
+        text += safeText(links ? linkJson(t, t.links()[i]) : nodeJson(t, t.nodes()[i]));
         out(text);
       }
       out("]");
       continue;
     }
-    text += value.dump();
+    text += safeText(value);
     out(text);
   }
   out("}");
@@ -381,7 +387,7 @@ std::string formatTopology(const Topology& t, TopologyFormat format) {
     case TopologyFormat::kSummary:
       return formatSummary(t);
     case TopologyFormat::kJson:
-      return toJson(t).dump(1) + "\n";
+      return toJson(t).dump(1, ' ', false, json::error_handler_t::replace) + "\n";
     case TopologyFormat::kIbnetdiscover:
       return formatIbnetdiscover(t);
     case TopologyFormat::kDot:

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "discovery/hostlist.h"
 
@@ -28,6 +29,10 @@ const json* field(const json& obj, std::string_view name) {
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (equalsNoCase(it.key(), name)) return &it.value();
   return nullptr;
+}
+
+json* field(json& obj, std::string_view name) {
+  return const_cast<json*>(field(std::as_const(obj), name));
 }
 
 ExtenderReply filterError(int status, const std::string& message) {
@@ -67,7 +72,7 @@ std::optional<std::string> parseArgs(std::string_view body, Args& args) {
     }
   }
   const json* names = field(doc, "NodeNames");
-  const json* nodes = field(doc, "Nodes");
+  json* nodes = field(doc, "Nodes");
   if (names && names->is_array()) {
     args.namesForm = true;
     for (const auto& n : *names) {
@@ -77,15 +82,17 @@ std::optional<std::string> parseArgs(std::string_view body, Args& args) {
     return std::nullopt;
   }
   if (nodes && nodes->is_object()) {
-    const json* items = field(*nodes, "items");
+    // The items are moved out of the parsed document (a NodeList of a large cluster is tens of
+    // MB of JSON: it is held once, not copied).
+    json* items = field(*nodes, "items");
     if (items && !items->is_null() && !items->is_array()) return "Nodes.items must be an array";
     if (items && items->is_array()) {
-      for (const auto& item : *items) {
+      for (auto& item : *items) {
         const json* meta = field(item, "metadata");
         const json* name = meta ? field(*meta, "name") : nullptr;
         if (!name || !name->is_string()) return "a node in Nodes.items has no metadata.name";
         args.names.push_back(name->get<std::string>());
-        args.nodes.push_back(item);
+        args.nodes.push_back(std::move(item));
       }
     }
     return std::nullopt;
@@ -159,7 +166,7 @@ ExtenderReply extenderFilter(std::string_view body, const ExtenderContext& ctx) 
     if (args.namesForm) {
       passedNames.push_back(name);
     } else {
-      passedItems.push_back(args.nodes[i]);
+      passedItems.push_back(std::move(args.nodes[i]));
     }
   }
   json out;

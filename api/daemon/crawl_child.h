@@ -7,7 +7,7 @@
 namespace ibfabric::api {
 
 /// Crawls once and prints the JSON model (compact, one line) on stdout. Returns the process
-/// exit code: 0 on success, 3 after printing the CrawlError on stderr.
+/// exit code: 0 on success, 3 after printing the error on stderr (never throws).
 int runCrawlChild(const CrawlOptions& options);
 
 }  // namespace ibfabric::api

@@ -15,10 +15,12 @@
 #include <optional>
 #include <thread>
 
+#include "api/daemon/config_check.h"
 #include "api/daemon/crawl_child.h"
 #include "api/daemon/mad_proxy_child.h"
 #include "api/daemon/osm_wiring.h"
 #include "api/daemon/service_config.h"
+#include "api/daemon/startup_signal_guard.h"
 #include "api/daemon/version.h"
 #include "api/http/rest_server.h"
 #include "api/service/child_crawl_source.h"
@@ -145,7 +147,8 @@ void runSignalLoop(const sigset_t& signals, const Flags& flags, ServiceConfig co
         spdlog::warn("reload: listen address and CA changes take effect after a restart");
       config = next;
       spdlog::info("reloaded the configuration");
-    } catch (const ConfigError& e) {
+    } catch (const std::exception& e) {
+      // ConfigError names the key; anything else from a parser is reported alike.
       spdlog::error("reload failed, keeping the running configuration: {}", e.what());
     }
   }
@@ -159,6 +162,9 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   sigemptyset(&signals);
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Until the signal loop runs, SIGTERM/SIGINT end the process at once (a long start-up step
+  // cannot be interrupted).
+  auto startupGuard = std::make_unique<StartupSignalGuard>();
   ::signal(SIGPIPE, SIG_IGN);
 
   auto crawlSource =
@@ -216,6 +222,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   std::thread http([&server] {
     if (!server.run()) spdlog::error("http server stopped with an error");
   });
+  startupGuard.reset();  // the signal loop takes the signals from here on
   runSignalLoop(signals, flags, config, service, server);
   server.stop();
   if (osm) osm->stop();
@@ -289,7 +296,8 @@ int main(int argc, char** argv) {
   ServiceConfig config;
   try {
     config = resolveConfig(flags);
-  } catch (const ConfigError& e) {
+    if (checkConfig) checkConfigFiles(config);
+  } catch (const std::exception& e) {
     std::fprintf(stderr, "ibfabricd: invalid configuration: %s\n", e.what());
     return 1;
   }

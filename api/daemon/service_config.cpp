@@ -15,6 +15,8 @@
 namespace ibfabric::api {
 namespace {
 
+ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c);
+
 template <typename T>
 T scalar(const YAML::Node& node, const std::string& key) {
   try {
@@ -95,6 +97,33 @@ void applyOperationalKeys(const YAML::Node& root, ServiceConfig& c) {
   }
 }
 
+/// One pool.quotas entry (a mapping of scalars) through the quota parser of the pool.
+scheduler_hooks::QuotaRule parseQuota(const YAML::Node& item, std::size_t index) {
+  const std::string where = "pool.quotas[" + std::to_string(index) + "]";
+  if (!item.IsMap()) throw ConfigError("config: each pool.quotas entry must be a mapping");
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& kv : item) {
+    const std::string key = scalar<std::string>(kv.first, where + " (a key)");
+    const std::string path = where + "." + key;
+    if (!kv.second.IsScalar()) throw ConfigError("config: \"" + path + "\" must be a scalar");
+    const std::string text = scalar<std::string>(kv.second, path);
+    if (key == "max_fraction" || key == "max_percent") {
+      try {
+        j[key] = kv.second.as<double>();
+      } catch (const YAML::Exception&) {
+        throw ConfigError("pool.quotas: " + key + " must be a number, got " + text);
+      }
+    } else {
+      j[key] = text;
+    }
+  }
+  try {
+    return scheduler_hooks::quotaFromJson(j);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("pool.") + e.what());
+  }
+}
+
 }  // namespace
 
 PoolConfig parsePoolConfig(const YAML::Node& node) {
@@ -102,44 +131,19 @@ PoolConfig parsePoolConfig(const YAML::Node& node) {
   PoolConfig c;
   c.enabled = true;
   for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = scalar<std::string>(kv.first, "pool (a key)");
     if (key != "inventory" && key != "journal" && key != "quotas" && key != "compact_every")
       throw ConfigError("config: unknown key \"pool." + key + "\"");
   }
-  try {
-    if (auto n = node["inventory"]) c.inventory = n.as<std::string>();
-    if (auto n = node["journal"]) c.journal = n.as<std::string>();
-    if (auto n = node["compact_every"]) c.compactEvery = n.as<std::size_t>();
-  } catch (const YAML::Exception&) {
-    throw ConfigError("config: pool.inventory/journal/compact_every have the wrong type");
-  }
+  if (auto n = node["inventory"]) c.inventory = scalar<std::string>(n, "pool.inventory");
+  if (auto n = node["journal"]) c.journal = scalar<std::string>(n, "pool.journal");
+  if (auto n = node["compact_every"]) c.compactEvery = scalar<std::size_t>(n, "pool.compact_every");
   if (!c.inventory.empty() && !std::filesystem::is_regular_file(c.inventory))
     throw ConfigError("pool.inventory: no such file: " + c.inventory);
   if (c.compactEvery < 1) throw ConfigError("pool.compact_every: must be >= 1");
   if (auto q = node["quotas"]) {
     if (!q.IsSequence()) throw ConfigError("config: pool.quotas must be a list");
-    for (const auto& item : q) {
-      if (!item.IsMap()) throw ConfigError("config: each pool.quotas entry must be a mapping");
-      nlohmann::json j = nlohmann::json::object();
-      for (const auto& kv : item) {
-        const std::string key = kv.first.as<std::string>();
-        const std::string text = kv.second.as<std::string>();
-        if (key == "max_fraction" || key == "max_percent") {
-          try {
-            j[key] = kv.second.as<double>();
-          } catch (const YAML::Exception&) {
-            throw ConfigError("pool.quotas: " + key + " must be a number, got " + text);
-          }
-        } else {
-          j[key] = text;
-        }
-      }
-      try {
-        c.quotas.push_back(scheduler_hooks::quotaFromJson(j));
-      } catch (const std::invalid_argument& e) {
-        throw ConfigError(std::string("pool.") + e.what());
-      }
-    }
+    for (std::size_t i = 0; i < q.size(); ++i) c.quotas.push_back(parseQuota(q[i], i));
   }
   return c;
 }
@@ -205,7 +209,19 @@ void ServiceConfig::validateOperational() const {
       throw ConfigError("tls: no such file: " + f);
 }
 
-ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
+ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig base) {
+  // Every key is read through scalar() or checked for its shape; this catch is the net under
+  // them: a YAML type error anywhere is a ConfigError, never an exception the caller misses.
+  try {
+    return applyConfigText(yaml, std::move(base));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(std::string("config: a value has the wrong type: ") + e.what());
+  }
+}
+
+namespace {
+
+ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));
@@ -260,6 +276,8 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig c) {
   c.validate();
   return c;
 }
+
+}  // namespace
 
 ServiceConfig loadConfigFile(const std::filesystem::path& path, ServiceConfig base) {
   std::ifstream in(path);

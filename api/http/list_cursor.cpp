@@ -27,7 +27,7 @@ std::string checksum(std::string_view list, const json& key) {
   mix("ibfabric.cursor/1\n");
   mix(list);
   mix("\n");
-  mix(key.dump());
+  mix(safeDump(key));
   static constexpr char hex[] = "0123456789abcdef";
   std::string out(16, '0');
   for (int i = 15; i >= 0; --i, h >>= 4) out[i] = hex[h & 15];
@@ -81,7 +81,7 @@ std::optional<std::string> base64UrlDecode(std::string_view text) {
 
 std::string encodeCursor(std::string_view list, const json& key) {
   const json c = {{"k", key}, {"l", list}, {"s", checksum(list, key)}};
-  return base64UrlEncode(c.dump());
+  return base64UrlEncode(safeDump(c));
 }
 
 std::optional<json> decodeCursor(std::string_view list, std::string_view cursor,

@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "api/http/http_json.h"
@@ -16,27 +17,43 @@ namespace ibfabric::api {
 using Request = httplib::Request;
 using Response = httplib::Response;
 
-std::unique_ptr<httplib::Server> makeHttpServer(const std::string& cert, const std::string& key) {
-  if (cert.empty() && key.empty()) return std::make_unique<httplib::Server>();
+std::unique_ptr<httplib::Server> makeHttpServer(const std::string& cert, const std::string& key,
+                                                const HttpLimits& limits) {
+  if (cert.empty() && key.empty()) return std::make_unique<FrontedServer>(limits);
 #ifdef CPPHTTPLIB_OPENSSL_SUPPORT
   auto server = std::make_unique<httplib::SSLServer>(cert.c_str(), key.c_str());
   if (!server->is_valid())
     throw std::runtime_error("tls: cannot load the certificate " + cert + " or the key " + key);
+  const auto secs = [](std::chrono::milliseconds d) {
+    return std::max<time_t>(1, static_cast<time_t>((d.count() + 999) / 1000));
+  };
+  const auto threads = limits.workers;
+  server->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server->set_read_timeout(secs(limits.readTimeout), 0);
+  server->set_write_timeout(secs(limits.writeTimeout), 0);
+  server->set_keep_alive_max_count(std::max<std::size_t>(1, limits.keepAliveMax));
+  server->set_keep_alive_timeout(secs(limits.idleTimeout));
   return server;
 #else
   throw std::runtime_error("tls: this build of cpp-httplib has no OpenSSL support");
 #endif
 }
 
+namespace {
+
+HttpLimits limitsOf(const RestOptions& options) {
+  HttpLimits limits = options.http;
+  limits.workers = options.threads;
+  return limits;
+}
+
+}  // namespace
+
 RestServer::RestServer(DaemonServices services, RestOptions options)
     : services_(services),
       options_(std::move(options)),
       auth_(options_.token),
-      server_(makeHttpServer(options_.tlsCert, options_.tlsKey)) {
-  const auto threads = options_.threads;
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server_->set_read_timeout(10, 0);
-  server_->set_write_timeout(10, 0);
+      server_(makeHttpServer(options_.tlsCert, options_.tlsKey, limitsOf(options_))) {
   metrics_ =
       std::make_unique<MetricsPage>(services_.fabric, options_.metrics, liveCollectors(services_));
   router_ = std::make_unique<Router>(*server_, services_, options_, auth_, *metrics_);
@@ -47,8 +64,11 @@ RestServer::RestServer(DaemonServices services, RestOptions options)
 RestServer::~RestServer() { stop(); }
 
 int RestServer::bind(const std::string& host, int port) {
-  if (port == 0) return server_->bind_to_any_port(host);
-  return server_->bind_to_port(host, port) ? port : -1;
+  const int bound =
+      port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
+  if (auto* fronted = dynamic_cast<FrontedServer*>(server_.get()); fronted && bound > 0)
+    fronted->setListenBacklog(options_.http.listenBacklog);
+  return bound;
 }
 
 bool RestServer::run() {
@@ -88,6 +108,8 @@ void RestServer::errorHandlers() {
     sendError(res, 500, what);
   });
   server_->set_error_handler([](const Request& req, Response& res) {
+    // A body cut at the route's limit on the wire (chunked or not): httplib saw a read error.
+    if (currentRequestTooLarge()) return sendError(res, 413, "request body too large");
     // Handlers that already produced a JSON body keep it.
     if (!res.body.empty()) return;
     if (res.status == 404) return sendError(res, 404, "no such resource: " + req.path);

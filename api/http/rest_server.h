@@ -17,6 +17,7 @@
 #include <string>
 
 #include "api/http/auth.h"
+#include "api/http/http_front.h"
 #include "api/metrics/metrics_page.h"
 #include "api/service/daemon_services.h"
 
@@ -32,7 +33,10 @@ class Router;
 
 struct RestOptions {
   std::string token;  ///< Bearer token of the write routes (Access::kToken); empty = writes off.
+  /// Worker threads of the main pool (HttpLimits::workers is taken from here).
   std::size_t threads = 16;
+  /// Timeouts, keep-alive bounds, queue and connection limits (api/http/http_front.h).
+  HttpLimits http;
   /// Body limit of every route that declares none (413 above it); the extender verbs declare
   /// kSchedulerMaxBodyBytes (api/http/routes/routes.h).
   std::size_t maxBodyBytes = 64 * 1024;
@@ -81,9 +85,11 @@ class RestServer {
   std::unique_ptr<httplib::Server> server_;
 };
 
-/// An HTTP server, or an HTTPS one when `cert` and `key` (PEM files) are given; throws
-/// std::runtime_error when they cannot be loaded.
-std::unique_ptr<httplib::Server> makeHttpServer(const std::string& cert, const std::string& key);
+/// An HTTP server whose connections an HttpFront handles, or an HTTPS one (cpp-httplib's own
+/// thread per connection, with the timeouts and keep-alive bounds of `limits`) when `cert` and
+/// `key` (PEM files) are given; throws std::runtime_error when they cannot be loaded.
+std::unique_ptr<httplib::Server> makeHttpServer(const std::string& cert, const std::string& key,
+                                                const HttpLimits& limits);
 
 /// The OpenAPI document (api/http/openapi.json, embedded at build time).
 const std::string& openApiDocument();

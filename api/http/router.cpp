@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "api/http/http_front.h"
 #include "api/http/http_json.h"
 #include "api/http/rest_server.h"
 
@@ -28,20 +29,39 @@ Router::Router(httplib::Server& server, DaemonServices services, const RestOptio
       documents_(std::make_shared<DocumentCache>()),
       listIndex_(std::make_shared<ListIndexCache>()) {
   server_.set_payload_max_length(options_.maxBodyBytes);
-  // Before the body is read: a declared length over the route's limit is refused at once.
+  // Before the body is read (api/http/http_front.h counts its bytes on the wire).
   server_.set_pre_routing_handler([this](const Request& req, Response& res) {
-    if (!req.has_header("Content-Length")) return httplib::Server::HandlerResponse::Unhandled;
-    const std::string len = req.get_header_value("Content-Length");
-    std::size_t n = 0;
-    try {
-      n = std::stoull(len);
-    } catch (const std::exception&) {
-      return httplib::Server::HandlerResponse::Unhandled;  // httplib rejects it itself
-    }
-    if (n <= limitOf(req)) return httplib::Server::HandlerResponse::Unhandled;
-    refuseTooLarge(res);
-    return httplib::Server::HandlerResponse::Handled;
+    return beforeBody(req, res) ? httplib::Server::HandlerResponse::Handled
+                                : httplib::Server::HandlerResponse::Unhandled;
   });
+}
+
+bool Router::beforeBody(const Request& req, Response& res) const {
+  // A compressed body would be inflated without bound by httplib: refused before it is read.
+  const std::string encoding = req.get_header_value("Content-Encoding");
+  if (!encoding.empty() && encoding != "identity") {
+    closeCurrentConnection();
+    sendError(res, 415, "Content-Encoding " + encoding + " is not accepted; send the body as is");
+    return true;
+  }
+  const std::size_t limit = limitOf(req);
+  const bool chunked = req.has_header("Transfer-Encoding");
+  if (!chunked && !req.has_header("Content-Length")) {
+    currentRequestHasNoBody();  // no body declared: an empty one, not waited for
+    return false;
+  }
+  limitCurrentRequestBody(limit);
+  if (chunked) return false;
+  std::size_t n = 0;
+  try {
+    n = std::stoull(req.get_header_value("Content-Length"));
+  } catch (const std::exception&) {
+    return false;  // httplib rejects it itself
+  }
+  if (n <= limit) return false;
+  closeCurrentConnection();  // the body stays unread
+  refuseTooLarge(res);
+  return true;
 }
 
 void Router::get(const std::string& pattern, Handler handler) {

@@ -4,8 +4,10 @@
 // rules before a handler runs (and holds the per-snapshot caches of the list and document routes:
 // api/http/list_index.h, api/http/document_cache.h):
 //   - the body limit of the route (RestOptions::maxBodyBytes unless the route declares its own):
-//     a larger Content-Length is refused with 413 before the body is read, a larger chunked body
-//     after it is read;
+//     a larger Content-Length is refused with 413 before the body is read; a chunked body is
+//     cut with 413 once that many bytes arrived (HttpFront counts them on the wire); a body in a
+//     Content-Encoding (which httplib would inflate without bound) is refused with 415; a write
+//     that declares no body (neither Content-Length nor Transfer-Encoding) has an empty one;
 //   - Access::kToken: BearerAuth (api/http/auth.h) answers 401/403 unless the request carries the
 //     token. Every write verb names its Access, so no write route can leave the check out.
 //
@@ -77,6 +79,10 @@ class Router {
     std::size_t maxBodyBytes;
   };
   Handler wrap(Access access, std::size_t maxBodyBytes, Handler handler) const;
+  /// The pre-routing check: encoding, declared length against the route's limit (413), the
+  /// wire limit of the body, and "no body declared" (an empty body, not waited for). true: the
+  /// request is answered (`res` holds the error).
+  bool beforeBody(const httplib::Request& req, httplib::Response& res) const;
   std::size_t limitFor(const std::string& method, const std::string& pattern,
                        std::size_t maxBodyBytes);
   /// The body limit of a request's route (the default one when no route declared its own).

@@ -6,8 +6,10 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "discovery/hostlist.h"
 
@@ -28,7 +30,19 @@ template <typename T>
 T field(const json& j, const char* key, const std::string& where, T fallback) {
   if (!j.contains(key)) return fallback;
   try {
-    return j.at(key).get<T>();
+    const json& v = j.at(key);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // Range-checked before narrowing: 4294967296 is out of range, not GPU 0.
+      if (!v.is_number_integer())
+        throw InventoryError(where + ": \"" + key + "\" has the wrong type");
+      const bool fits =
+          v.is_number_unsigned()
+              ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+              : v.get<std::int64_t>() >= std::numeric_limits<T>::min() &&
+                    v.get<std::int64_t>() <= std::numeric_limits<T>::max();
+      if (!fits) throw InventoryError(where + ": \"" + key + "\" is out of range");
+    }
+    return v.get<T>();
   } catch (const json::exception&) {
     throw InventoryError(where + ": \"" + key + "\" has the wrong type");
   }

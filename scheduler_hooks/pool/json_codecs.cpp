@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <climits>
 #include <ctime>
 #include <set>
 #include <string>
@@ -61,6 +62,15 @@ void validate(const AllocationRequest& r) {
   }
 }
 
+/// An integer field as int: 400 when it does not fit (never wrapped before the range checks).
+int intOf(const json& v, const char* name) {
+  const bool fits = v.is_number_unsigned()
+                        ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT_MAX)
+                        : v.get<std::int64_t>() >= INT_MIN && v.get<std::int64_t>() <= INT_MAX;
+  if (!fits) invalid(std::string(name) + ": out of range");
+  return static_cast<int>(v.get<std::int64_t>());
+}
+
 AllocationRequest requestFromJson(const json& j) {
   if (!j.is_object()) invalid("the request must be a JSON object");
   static const std::set<std::string> known = {"job_id",   "gpus",    "gpus_per_host", "class",
@@ -72,13 +82,13 @@ AllocationRequest requestFromJson(const json& j) {
   r.jobId = j["job_id"].get<std::string>();
   if (!j.contains("gpus") || !j["gpus"].is_number_integer())
     invalid("gpus: an integer is required");
-  r.gpus = j["gpus"].get<int>();
+  r.gpus = intOf(j["gpus"], "gpus");
   if (j.contains("gpus_per_host")) {
     const auto& g = j["gpus_per_host"];
     if (g.is_string() && g.get<std::string>() == "any")
       r.gpusPerHost = 0;
     else if (g.is_number_integer())
-      r.gpusPerHost = g.get<int>();
+      r.gpusPerHost = intOf(g, "gpus_per_host");
     else
       invalid("gpus_per_host: an integer or \"any\"");
   }
@@ -88,7 +98,7 @@ AllocationRequest requestFromJson(const json& j) {
   r.jobClass = *c;
   if (j.contains("priority")) {
     if (!j["priority"].is_number_integer()) invalid("priority: an integer");
-    r.priority = j["priority"].get<int>();
+    r.priority = intOf(j["priority"], "priority");
   }
   if (j.contains("sharing")) {
     if (!j["sharing"].is_string()) invalid("sharing: a string");

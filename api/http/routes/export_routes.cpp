@@ -56,7 +56,7 @@ void k8sLabels(FabricService& service, HostLayoutCache& cache, const Request& re
   if (!s) return;
   auto layout = layoutFor(cache, s, *exclude);
   if (format == "json") {
-    res.set_content(sh::labelsJson(*layout).dump() + "\n", "application/json");
+    res.set_content(safeDump(sh::labelsJson(*layout)) + "\n", "application/json");
   } else if (format == "yaml") {
     res.set_content(sh::formatLabelsYaml(*layout), "application/yaml");
   } else {

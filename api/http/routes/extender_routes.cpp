@@ -5,6 +5,8 @@
 // verbs take bodies up to kSchedulerMaxBodyBytes and need no token (they change nothing).
 #include <httplib.h>
 
+#include "api/http/http_json.h"
+
 #include <nlohmann/json.hpp>
 
 #include "api/http/host_layout_cache.h"
@@ -55,7 +57,7 @@ void addExtenderRoutes(Router& r) {
       auto reply =
           filter ? sh::extenderFilter(req.body, ctx) : sh::extenderPrioritize(req.body, ctx);
       res.status = reply.status;
-      res.set_content(reply.body.dump() + "\n", "application/json");
+      res.set_content(safeDump(reply.body) + "\n", "application/json");
     };
   };
   r.post("/scheduler/filter", Access::kOpen, verb(true), kSchedulerMaxBodyBytes);

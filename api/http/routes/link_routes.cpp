@@ -99,7 +99,7 @@ void renderAllLinks(const ServiceState& s, const ListIndex& index, GzipWriter& w
   w.append("{\"count\":" + std::to_string(order.size()) + ",\"links\":[");
   for (std::size_t i = 0; i < order.size(); ++i) {
     if (i) w.append(",");
-    w.append(linkJson(t, order[i], s, index.healthOfLink(s, order[i])).dump());
+    w.append(safeDump(linkJson(t, order[i], s, index.healthOfLink(s, order[i]))));
   }
   w.append("]}\n");
 }

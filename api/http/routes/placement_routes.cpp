@@ -7,6 +7,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "api/http/http_json.h"
 #include "api/http/placement_json.h"
 #include "api/http/router.h"
 #include "api/http/routes/routes.h"
@@ -30,7 +31,7 @@ void addPlacementRoutes(Router& r) {
              res.status = status;
              json body = {{"error", {{"code", status}, {"message", message}}}};
              if (result != "error") body["error"]["reason"] = std::string(result);
-             res.set_content(body.dump() + "\n", "application/json");
+             res.set_content(safeDump(body) + "\n", "application/json");
            };
            json body;
            try {
@@ -46,7 +47,7 @@ void addPlacementRoutes(Router& r) {
              out["duration_seconds"] = elapsed();
              placer.record("ok", elapsed());
              res.status = 200;
-             res.set_content(out.dump() + "\n", "application/json");
+             res.set_content(safeDump(out) + "\n", "application/json");
            } catch (const PlacementError& e) {
              switch (e.kind()) {
                case Kind::kInvalidRequest:

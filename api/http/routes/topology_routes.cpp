@@ -137,7 +137,7 @@ void nodes(Router& r, const Request& req, Response& res) {
                      w.append("{\"nodes\":[");
                      for (const Node& n : t.nodes()) {
                        if (n.index) w.append(",");
-                       w.append(nodeBriefJson(t, n).dump());
+                       w.append(safeDump(nodeBriefJson(t, n)));
                      }
                      w.append("]}\n");
                    });

@@ -1,0 +1,122 @@
+// ibfabricd's configuration against hostile input: YAML values of the wrong shape anywhere are
+// ConfigErrors naming the key (never a YAML exception), and the deeper checks of --check-config
+// (TLS PEM files, socket paths, the journal directory, the pool inventory, the node-name map).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "api/daemon/config_check.h"
+#include "api/daemon/service_config.h"
+#include "scheduler_hooks/pool.h"
+#include "tests/support/subprocess.h"
+
+namespace ibfabric::api {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The ConfigError's message for `yaml`; fails the test when it throws anything else.
+std::string configError(const std::string& yaml) {
+  try {
+    loadConfigText(yaml);
+  } catch (const ConfigError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not a ConfigError: " << e.what() << "\n" << yaml;
+    return "";
+  }
+  ADD_FAILURE() << "accepted:\n" << yaml;
+  return "";
+}
+
+TEST(ApiConfigHostile, WrongYamlShapesAreConfigErrorsNamingTheKey) {
+  const auto inventory = testing::writeScratchFile(
+      "hostile-inventory.json", R"({"hosts": [{"name": "dgx01", "gpu_count": 8}]})");
+  const std::string pool = "pool:\n  inventory: " + inventory.string() + "\n";
+  const struct {
+    std::string yaml;
+    std::string names;
+  } cases[] = {
+      {"pool: {[a]: 1}\n", "pool"},
+      {"pool: {inventory: [a]}\n", "pool.inventory"},
+      {"pool: {journal: {a: 1}}\n", "pool.journal"},
+      {"pool: {compact_every: [1]}\n", "pool.compact_every"},
+      {pool + "  quotas:\n    - {class: [x], max_percent: 50}\n", "pool.quotas[0].class"},
+      {pool + "  quotas:\n    - {class: training, max_percent: {a: 1}}\n",
+       "pool.quotas[0].max_percent"},
+      {pool + "  quotas:\n    - {[k]: 1}\n", "pool.quotas[0]"},
+      {"metrics: {collectors: {[a]: true}}\n", "key"},
+      {"mad: {[window]: 1}\n", "key"},
+      {"{[a, b]: 1}\n", "key"},
+      {"tls: {cert: [a], key: b}\n", "tls.cert"},
+      {"listen: {a: 1}\n", "listen"},
+  };
+  for (const auto& c : cases) {
+    const std::string message = configError(c.yaml);
+    EXPECT_NE(message.find(c.names), std::string::npos) << message << "\n" << c.yaml;
+  }
+}
+
+TEST(ApiConfigHostile, CheckConfigLoadsTheTlsFiles) {
+  ServiceConfig c;
+  c.tlsCert = testing::writeScratchFile("garbage-cert.pem", "not a certificate\n").string();
+  c.tlsKey =
+      testing::writeScratchFile("garbage-key.pem", "-----BEGIN PRIVATE KEY-----\nxx\n").string();
+  try {
+    checkConfigFiles(c);
+    FAIL() << "garbage PEM files accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("tls"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ApiConfigHostile, CheckConfigChecksTheSocketPath) {
+  EXPECT_NO_THROW(checkSocketPath((testing::scratchDir() / "osm.sock").string(), "osm_events"));
+  EXPECT_THROW(checkSocketPath("/tmp/" + std::string(120, 's'), "osm_events"), ConfigError);
+  const auto file = testing::writeScratchFile("not-a-socket", "x");
+  EXPECT_THROW(checkSocketPath(file.string(), "osm_events"), ConfigError);
+  EXPECT_THROW(checkSocketPath("/nonexistent-dir/osm.sock", "osm_events"), ConfigError);
+  ServiceConfig c;
+  c.osmEvents = file.string();
+  EXPECT_THROW(checkConfigFiles(c), ConfigError);
+}
+
+TEST(ApiConfigHostile, CheckConfigChecksTheJournalAndParsesTheInventory) {
+  ServiceConfig c;
+  c.pool.enabled = true;
+  c.pool.journal = testing::writeScratchFile("journal-is-a-file", "x").string();
+  EXPECT_THROW(checkConfigFiles(c), ConfigError);
+  c.pool.journal = (testing::scratchDir() / "journal-dir").string();
+  EXPECT_NO_THROW(checkConfigFiles(c));
+  c.pool.inventory =
+      testing::writeScratchFile("bad-inventory.json", R"({"hosts": [{"name":)").string();
+  EXPECT_THROW(checkConfigFiles(c), ConfigError);
+  c.pool.inventory =
+      testing::writeScratchFile("index-overflow.json",
+                                R"({"hosts": [{"name": "h1", "gpus": [{"index": 4294967296}]}]})")
+          .string();
+  EXPECT_THROW(checkConfigFiles(c), ConfigError);
+  c.pool.inventory = testing::writeScratchFile("good-inventory.json",
+                                               R"({"hosts": [{"name": "h1", "gpu_count": 8}]})")
+                         .string();
+  EXPECT_NO_THROW(checkConfigFiles(c));
+}
+
+TEST(ApiConfigHostile, IntegerFieldsAreRangeCheckedBeforeNarrowing) {
+  using scheduler_hooks::requestFromJson;
+  const auto request = [](const std::string& extra) {
+    return nlohmann::json::parse(R"({"job_id": "j", "class": "training", )" + extra + "}");
+  };
+  EXPECT_NO_THROW(requestFromJson(request(R"("gpus": 1)")));
+  EXPECT_THROW(requestFromJson(request(R"("gpus": 4294967297)")), scheduler_hooks::PoolError);
+  EXPECT_THROW(requestFromJson(request(R"("gpus": 1, "priority": 18446744073709551615)")),
+               scheduler_hooks::PoolError);
+  EXPECT_THROW(requestFromJson(request(R"("gpus": 1, "priority": -9223372036854775808)")),
+               scheduler_hooks::PoolError);
+  EXPECT_THROW(requestFromJson(request(R"("gpus": 8, "gpus_per_host": 4294967304)")),
+               scheduler_hooks::PoolError);
+}
+
+}  // namespace
+}  // namespace ibfabric::api
