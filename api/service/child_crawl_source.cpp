@@ -68,6 +68,7 @@ TopologyPtr ChildCrawlSource::discover() {
   err.closeWrite();
 
   std::string stdoutText, stderrText;
+  stdoutText.reserve(lastDocumentBytes_ + lastDocumentBytes_ / 8);
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   bool timedOut = false, cancelled = false;
   std::array<pollfd, 2> fds{pollfd{out.fd[0], POLLIN, 0}, pollfd{err.fd[0], POLLIN, 0}};
@@ -111,6 +112,7 @@ TopologyPtr ChildCrawlSource::discover() {
           "killed by signal " + std::to_string(WTERMSIG(status)) + (why.empty() ? "" : ": ") + why;
     throw CrawlError(why.empty() ? "crawl child failed" : why);
   }
+  lastDocumentBytes_ = stdoutText.size();
   try {
     return topologyFromJsonText(stdoutText);
   } catch (const TopologyJsonError& e) {
