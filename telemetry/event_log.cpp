@@ -192,9 +192,10 @@ void HealthEventTracker::observeHealth(const std::vector<LinkHealthReport>& repo
       now.insert(key);
       if (active_.count(key)) continue;
       auto [e, rem] = endFor(reason.port);
-      const EventType type = reason.code == "flapping"                   ? EventType::kFlapping
-                             : reason.code == kUnreachableTrafficReason ? EventType::kUnreachableTraffic
-                                                                        : EventType::kErrorThreshold;
+      const EventType type = reason.code == "flapping" ? EventType::kFlapping
+                             : reason.code == kUnreachableTrafficReason
+                                 ? EventType::kUnreachableTraffic
+                                 : EventType::kErrorThreshold;
       log.append(type, e, rem, reason.text);
     }
 

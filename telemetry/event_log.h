@@ -50,7 +50,7 @@ enum class EventType : std::uint8_t {
   /// Traffic to an unreachable destination was dropped at a port (PortRcvSwitchRelayErrors,
   /// discards at a port whose link is down): a routing symptom, not a fault of that cable.
   kUnreachableTraffic,
-  kCount,                   ///< Not a type: the number of types. New types go above it.
+  kCount,  ///< Not a type: the number of types. New types go above it.
 };
 inline constexpr std::size_t kEventTypeCount = static_cast<std::size_t>(EventType::kCount);
 /// "link_down", "link_up", "link_degraded", "link_recovered", "flapping", "error_threshold",

@@ -96,8 +96,8 @@ const telemetry::LinkHealthReport* findHealth(const ServiceState& state, Guid a,
 
 json healthJson(const ServiceState& s, std::chrono::system_clock::time_point now) {
   const bool failing = s.crawl.consecutiveFailures > 0 || s.sweep.consecutiveFailures > 0;
-  json j = {{"status", s.subnet.waiting ? "waiting_for_subnet"
-                       : !s.ready()      ? "starting"
+  json j = {{"status", s.subnet.waiting                  ? "waiting_for_subnet"
+                       : !s.ready()                      ? "starting"
                        : failing || s.crawlCheck.suspect ? "degraded"
                                                          : "ready"},
             {"ready", s.ready()},

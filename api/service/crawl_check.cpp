@@ -34,6 +34,7 @@ bool readsDown(const Topology& now, Guid guid, PortNum port) {
 
 CrawlGaps crawlGaps(const Topology& t) {
   CrawlGaps g;
+  g.empty = t.nodes().empty();
   for (const Node& n : t.nodes()) {
     for (int i = 1; i <= n.numPorts; ++i) {
       const Port* p = n.port(PortNum{static_cast<std::uint8_t>(i)});
@@ -73,10 +74,11 @@ CrawlVerdict judgeCrawl(const Topology& believed, const Topology& now,
   v.gaps = crawlGaps(now);
   if (!options.enabled || v.gaps.total() == 0 || v.loss.fraction() <= options.maxLoss) return v;
   v.plausible = false;
-  v.reason = "crawl lost " + std::to_string(v.loss.nodesLost) + " of " +
-             std::to_string(v.loss.nodesBefore) + " nodes and " +
-             std::to_string(v.loss.linksLost) + " of " + std::to_string(v.loss.linksBefore) +
-             " links while " + std::to_string(v.gaps.unreadPorts) + " switch port(s) went unread and " +
+  v.reason = std::string(v.gaps.empty ? "crawl found not even the local node: " : "") +
+             "crawl lost " + std::to_string(v.loss.nodesLost) + " of " +
+             std::to_string(v.loss.nodesBefore) + " nodes and " + std::to_string(v.loss.linksLost) +
+             " of " + std::to_string(v.loss.linksBefore) + " links while " +
+             std::to_string(v.gaps.unreadPorts) + " switch port(s) went unread and " +
              std::to_string(v.gaps.unexploredPorts) + " linked port(s) unexplored (MADs failing)";
   return v;
 }

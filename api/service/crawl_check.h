@@ -38,9 +38,10 @@ struct CrawlCheckOptions {
 
 /// Evidence in a crawl that its MADs failed.
 struct CrawlGaps {
+  bool empty = false;               ///< Not even our own node answered (a crawl always has it).
   std::size_t unreadPorts = 0;      ///< Switch ports 1..N without a PortInfo.
   std::size_t unexploredPorts = 0;  ///< Link up (or Active) but no remote node read.
-  std::size_t total() const { return unreadPorts + unexploredPorts; }
+  std::size_t total() const { return (empty ? 1 : 0) + unreadPorts + unexploredPorts; }
 };
 CrawlGaps crawlGaps(const Topology& t);
 

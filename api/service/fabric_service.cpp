@@ -201,8 +201,8 @@ TopologyPtr FabricService::discoverTimed(Clock::duration& took) {
   return t;
 }
 
-TopologyPtr FabricService::checkCrawl(const TopologyPtr& before, TopologyPtr crawled,
-                                      bool& suspect, std::string& reason, std::size_t& removed) {
+TopologyPtr FabricService::checkCrawl(const TopologyPtr& before, TopologyPtr crawled, bool& suspect,
+                                      std::string& reason, std::size_t& removed) {
   if (!before || !options_.crawlCheck.enabled) return crawled;
   CrawlVerdict v = judgeCrawl(*before, *crawled, options_.crawlCheck);
   if (!v.plausible && !stopping_) {
@@ -406,9 +406,9 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
 bool FabricService::createSource(CounterSourcePtr& source, std::string& error) {
   if (Clock::now() < nextSourceAt_) {
     error = "counter source re-created too recently; next attempt in " +
-            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                               nextSourceAt_ - Clock::now())
-                               .count()) +
+            std::to_string(
+                std::chrono::duration_cast<std::chrono::milliseconds>(nextSourceAt_ - Clock::now())
+                    .count()) +
             " ms";
     return false;
   }

@@ -69,11 +69,11 @@ struct SubnetStatus {
 
 /// Crawls checked before they are believed (api/service/crawl_check.h).
 struct CrawlCheckStatus {
-  bool suspect = false;              ///< The last crawl was implausible; the model kept.
-  std::string reason;                ///< Of the last suspect crawl.
-  std::uint64_t suspectTotal = 0;    ///< Crawls published as suspect, all time.
-  std::uint64_t retries = 0;         ///< Implausible crawls retried at once, all time.
-  std::uint64_t removalsKept = 0;    ///< Cables dropped from a kept model (confirmed removals).
+  bool suspect = false;            ///< The last crawl was implausible; the model kept.
+  std::string reason;              ///< Of the last suspect crawl.
+  std::uint64_t suspectTotal = 0;  ///< Crawls published as suspect, all time.
+  std::uint64_t retries = 0;       ///< Implausible crawls retried at once, all time.
+  std::uint64_t removalsKept = 0;  ///< Cables dropped from a kept model (confirmed removals).
   std::optional<std::chrono::system_clock::time_point> lastSuspect;
 };
 

@@ -80,8 +80,8 @@ TEST(SubnetWait, WaitsWithTheReasonAndStartsOnceThePortIsActiveWithAnSm) {
   testing::InProcessDaemon d(options(port, 10ms));
   d.topology().push(testing::fatTreeTopology("", 2, 2, 2));
   d.service().start();
-  ASSERT_TRUE(waitFor([&] { return d.service().state()->subnet.reason == "port state Initialize"; },
-                      5s));
+  ASSERT_TRUE(
+      waitFor([&] { return d.service().state()->subnet.reason == "port state Initialize"; }, 5s));
   EXPECT_TRUE(d.service().state()->subnet.waiting);
   EXPECT_EQ(d.service().state()->subnet.portState, "Initialize");
   port.lid = 7;

@@ -132,8 +132,8 @@ TEST(LinkHealthEval, DiscardsOnADownLinkAreUnreachableTraffic) {
   w.deltas[index(Counter::kXmitDiscards)] = 10;
   auto r = judge(pair(LinkWidth::k4x, PortState::kDown), &w);
   EXPECT_EQ(r[0].state, LinkState::kDown);
-  ASSERT_EQ(r[0].reasons.size(), 2u);
-  EXPECT_EQ(r[0].reasons[1].code, kUnreachableTrafficReason);
+  ASSERT_EQ(r[0].reasons.size(), 3u);  // both ends down, then the discards
+  EXPECT_EQ(r[0].reasons[2].code, kUnreachableTrafficReason);
   EXPECT_TRUE(isRoutingSymptom(Counter::kRcvSwitchRelayErrors, false));
   EXPECT_TRUE(isRoutingSymptom(Counter::kXmitDiscards, true));
   EXPECT_FALSE(isRoutingSymptom(Counter::kXmitDiscards, false));
