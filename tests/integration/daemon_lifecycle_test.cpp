@@ -162,7 +162,15 @@ TEST(DaemonLifecycle, StartedBeforeTheSmItWaitsAndIsReadySoonAfterSubnetUp) {
   EXPECT_GT(h["subnet"]["local_lid"].get<int>(), 0) << h.dump();
   EXPECT_GT(h["subnet"]["sm_lid"].get<int>(), 0) << h.dump();
   EXPECT_EQ(h["sweep"]["ports_ok"], h["sweep"]["ports"]) << h.dump();
-  const std::string page = http.metrics();
+  // The metrics page is rendered between sweeps: wait for one rendered after the start.
+  std::string page;
+  ASSERT_TRUE(waitFor(
+      [&] {
+        page = http.metrics();
+        return metricValue(page, "ibfabric_ready") == 1;
+      },
+      10s, 100ms))
+      << page;
   const double starts = metricValue(page, "ibfabric_mad_proxy_starts_total");
   EXPECT_GE(starts, 1) << page;
   EXPECT_LE(starts, 3) << page;
@@ -200,9 +208,16 @@ TEST(DaemonLifecycle, UnlinkingAHostsOnlyCableAlarmsThatCableOnly) {
   ASSERT_NE(st.value("clientHost", ""), victim);
   ASSERT_NE(st.value("smHost", ""), victim);
   std::string victimGuid;
-  for (const auto& n : http.ok("/api/v1/nodes")["nodes"])
-    if (n["description"] == victim) victimGuid = n["guid"];
-  ASSERT_FALSE(victimGuid.empty());
+  json nodes;
+  ASSERT_TRUE(waitFor(
+      [&] {
+        nodes = http.ok("/api/v1/nodes?limit=1000");
+        for (const auto& n : nodes["nodes"])
+          if (n["description"] == victim) victimGuid = n["guid"];
+        return !victimGuid.empty();
+      },
+      30s, 200ms))
+      << nodes.dump();
   const std::uint64_t since = http.lastEventId();
 
   const auto r = fabric.cmd("Unlink \"" + victim + "\"[1]");
@@ -234,13 +249,33 @@ TEST(DaemonLifecycle, UnlinkingAHostsOnlyCableAlarmsThatCableOnly) {
   daemon.signalAndWait(SIGTERM, 10s);
 }
 
+/// Two leaves, two spines, hosts dgx1..dgx4 with one HCA each ("dgxN mlx5_0", so the pool
+/// knows the hosts by name).
+std::string lossyFabricText() {
+  std::string t;
+  for (int l = 1; l <= 2; ++l) {
+    t += "Switch 4 \"dleaf" + std::to_string(l) + "\"\n";
+    for (int h = 1; h <= 2; ++h)
+      t += "[" + std::to_string(h) + "] \"dgx" + std::to_string(2 * (l - 1) + h) + "-hca\"[1]\n";
+    t += "[3] \"dspine1\"[" + std::to_string(l) + "]\n[4] \"dspine2\"[" + std::to_string(l) +
+         "]\n\n";
+  }
+  for (int s = 1; s <= 2; ++s)
+    t += "Switch 2 \"dspine" + std::to_string(s) + "\"\n[1] \"dleaf1\"[" + std::to_string(2 + s) +
+         "]\n[2] \"dleaf2\"[" + std::to_string(2 + s) + "]\n\n";
+  for (int h = 1; h <= 4; ++h)
+    t += "Hca 1 \"dgx" + std::to_string(h) + "-hca\" # \"dgx" + std::to_string(h) +
+         " mlx5_0\"\n[1] \"dleaf" + std::to_string((h + 1) / 2) + "\"[" +
+         std::to_string((h - 1) % 2 + 1) + "]\n\n";
+  return t;
+}
+
 TEST(DaemonLifecycle, CrawlsUnderHeavyMadLossAreSuspectNotRemovals) {
-  // dhost1..4 with one HCA each under 2 leaves; the pool holds a job on dhost1-1 and dhost1-2.
-  const auto net = writeScratchFile("lossy.net", fatTreeText("d", 2, 2, 2));
+  // The pool holds a job on dgx1 and dgx2 (OpenSM runs on dgx1, the daemon on dgx4).
+  const auto net = writeScratchFile("lossy.net", lossyFabricText());
   SimFabric fabric(net, "lossy", SimFabric::Options{{"--sm-option", "sweep_interval 0"}, 300s});
   const auto inventory = writeScratchFile("lossy-inventory.json",
-                                          R"({"hosts": [{"name": "dhost1-[1-2]", "gpu_count": 2},
-                                             {"name": "dhost2-[1-2]", "gpu_count": 2}]})");
+                                          R"({"hosts": [{"name": "dgx[1-4]", "gpu_count": 2}]})");
   const auto journal = scratchDir() / "lossy-journal";
   std::filesystem::remove_all(journal);
   // removal_after 40: 40 crawls 1 s apart outlast the 30 s loss episode, as 3 crawls at the
@@ -278,7 +313,7 @@ TEST(DaemonLifecycle, CrawlsUnderHeavyMadLossAreSuspectNotRemovals) {
   // attributes also counts PortRcvErrors on the dropping port, which is a cable fault the
   // daemon rightly reports; one attribute is dropped where the SMA answers, uncounted.)
   const std::vector<std::string> nodes = {"dspine1",  "dspine2",  "dleaf1",   "dleaf2",
-                                          "dhost1-1", "dhost1-2", "dhost2-1", "dhost2-2"};
+                                          "dgx1-hca", "dgx2-hca", "dgx3-hca", "dgx4-hca"};
   auto setDrops = [&](int percent) {
     for (const auto& n : nodes) {
       const auto r = fabric.cmd("Error \"" + n + "\" " + std::to_string(percent) + " 0x11");
