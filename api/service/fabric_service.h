@@ -11,6 +11,12 @@
 //                     link-load model (link_load_fold.h); reads the forwarding tables
 //                     (routing_state.h); runs counter clears and OpenSM-triggered port probes
 //                     (the sweep thread owns the MAD engine).
+// Before either starts (options.waitForSubnet, the daemon's default), the sweep thread opens its
+// counter source and reads the local port's PortInfo every `subnetPoll` until it is Active with
+// a LID and an SM LID (state.subnet says why it waits). Every crawl is checked against the last
+// believed one (crawl_check.h): an implausible one is retried at once, then published as suspect
+// with the believed model kept. A counter source that fails is re-created after `retryBase`,
+// doubling up to `sourceRestartCap` (one source, i.e. one MAD proxy child, at a time).
 // Failures (a crawl that throws, a CounterSource that cannot be created or cannot sweep, a sweep
 // in which no port answered) are logged, counted in the state and retried with exponential
 // backoff (`retryBase` doubling up to the activity's interval); the last good data keeps being
