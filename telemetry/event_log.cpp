@@ -24,6 +24,7 @@ constexpr std::array<std::string_view, kEventTypeCount> kNames = {
     "node_missing",
     "node_returned",
     "pool_allocation_degraded",
+    "unreachable_traffic",
 };
 
 EventEnd endOf(const LinkEnd& e) { return EventEnd{e.node.guid, e.node.description, e.port}; }
@@ -182,15 +183,20 @@ void HealthEventTracker::observeHealth(const std::vector<LinkHealthReport>& repo
     }
 
     for (const HealthReason& reason : r.reasons) {
-      if (reason.code != "flapping" && reason.code != "errors") continue;
+      if (reason.code != "flapping" && reason.code != "errors" &&
+          reason.code != kUnreachableTrafficReason)
+        continue;
       // One event per (port, counter) while it stays over the threshold.
       std::string tag = reason.code + ":" + reason.text.substr(0, reason.text.find(' '));
       auto key = std::make_pair(reason.port, tag);
       now.insert(key);
       if (active_.count(key)) continue;
       auto [e, rem] = endFor(reason.port);
-      log.append(reason.code == "flapping" ? EventType::kFlapping : EventType::kErrorThreshold, e,
-                 rem, reason.text);
+      const EventType type = reason.code == "flapping" ? EventType::kFlapping
+                             : reason.code == kUnreachableTrafficReason
+                                 ? EventType::kUnreachableTraffic
+                                 : EventType::kErrorThreshold;
+      log.append(type, e, rem, reason.text);
     }
 
     const bool high = std::any_of(r.reasons.begin(), r.reasons.end(),

@@ -55,6 +55,10 @@ bool isIntegrityCounter(Counter c) {
   }
 }
 
+bool isRoutingSymptom(Counter c, bool linkDown) {
+  return c == Counter::kRcvSwitchRelayErrors || (c == Counter::kXmitDiscards && linkDown);
+}
+
 std::optional<double> PortWindow::perHour(Counter c) const {
   const auto& d = deltas[index(c)];
   if (!d || seconds <= 0) return std::nullopt;
@@ -154,6 +158,15 @@ std::vector<LinkHealthReport> evaluateLinkHealth(
         if (limit <= 0) continue;
         auto rate = w->perHour(c);
         if (!rate || *rate <= limit || w->deltas[index(c)].value_or(0) == 0) continue;
+        if (isRoutingSymptom(c, r.state == LinkState::kDown)) {
+          r.reasons.push_back(
+              {kUnreachableTrafficReason, key,
+               std::string(ibName(c)) +
+                   fmt(" %.1f/h over %.1f/h: traffic to an unreachable destination dropped "
+                       "here (not a fault of this cable)",
+                       *rate, limit)});
+          continue;
+        }
         worsen(r, isIntegrityCounter(c) ? LinkState::kFaulty : LinkState::kDegraded);
         r.reasons.push_back(
             {"errors", key,

@@ -6,8 +6,11 @@
 //             link integrity, excessive buffer overrun) over its threshold;
 //   degraded  running below the rate both ends enable / ends disagree / not active (discovery's
 //             checkLinkHealth findings), another error counter over its threshold (remote
-//             physical, switch relay, transmit discards, constraint errors, VL15 dropped), or
-//             congestion over its threshold.
+//             physical, transmit discards, constraint errors, VL15 dropped), or congestion over
+//             its threshold.
+// Routing symptoms (switch relay errors; discards where the link is down) over their threshold
+// are reasons of their own ("unreachable-traffic") that change no state: a poller or a job that
+// sends to a vanished LID makes the entry port count them, and that cable is not at fault.
 // Thresholds are rates (errors per hour), derived from ibqueryerrors' suggested counts; see
 // docs/telemetry.md. Each end's counters are judged over a window of its history.
 //
@@ -47,6 +50,13 @@ struct HealthThresholds {
 
 /// True for the counters whose threshold crossing makes a link faulty rather than degraded.
 bool isIntegrityCounter(Counter c);
+/// True for the counters that count traffic to an unreachable destination where it was
+/// dropped (PortRcvSwitchRelayErrors; PortXmitDiscards at a port whose link is down): over
+/// their threshold they give the reason kUnreachableTrafficReason, which leaves the link's
+/// state alone (the cable is fine; something sends to a LID that is gone).
+bool isRoutingSymptom(Counter c, bool linkDown);
+/// The reason code of a routing symptom over its threshold.
+inline constexpr const char* kUnreachableTrafficReason = "unreachable-traffic";
 
 /// One port's counters summarized over a window of its history.
 struct PortWindow {

@@ -109,6 +109,11 @@ FabricServiceOptions serviceOptions(const ServiceConfig& config) {
   so.historyDepth = config.historyDepth;
   so.eventCapacity = config.eventCapacity;
   if (!config.expectedTopology.empty()) so.expected = loadExpectedTopology(config.expectedTopology);
+  so.waitForSubnet = config.waitForSubnet;
+  so.sourceRestartCap = config.madProxyRestartCap;
+  so.crawlCheck.enabled = config.crawlCheckEnabled;
+  so.crawlCheck.maxLoss = config.crawlCheckMaxLoss;
+  so.crawlCheck.removalAfter = config.crawlCheckRemovalAfter;
   return so;
 }
 

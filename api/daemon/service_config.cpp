@@ -191,6 +191,9 @@ void ServiceConfig::validate() const {
     throw ConfigError("mad_transport: must be subprocess or inprocess (got \"" + madTransport +
                       "\")");
   if (historyDepth < 2) throw ConfigError("history_depth: must be >= 2");
+  if (!(crawlCheckMaxLoss >= 0.0 && crawlCheckMaxLoss <= 1.0))
+    throw ConfigError("crawl_check.max_loss: must be 0..1");
+  if (crawlCheckRemovalAfter < 1) throw ConfigError("crawl_check.removal_after: must be >= 1");
   if (eventCapacity < 1) throw ConfigError("event_capacity: must be >= 1");
   if (!nodeNameMap.empty() && !std::filesystem::is_regular_file(nodeNameMap))
     throw ConfigError("node_name_map: no such file: " + nodeNameMap);
@@ -221,6 +224,32 @@ ServiceConfig loadConfigText(std::string_view yaml, ServiceConfig base) {
 
 namespace {
 
+/// The subnet wait, the MAD proxy's restart backoff and the crawl check.
+const std::set<std::string>& startupKeys() {
+  static const std::set<std::string> keys = {"wait_for_subnet", "mad_proxy_restart_cap",
+                                             "crawl_check"};
+  return keys;
+}
+
+void applyStartupKeys(const YAML::Node& root, ServiceConfig& c) {
+  if (auto n = root["wait_for_subnet"]) c.waitForSubnet = scalar<bool>(n, "wait_for_subnet");
+  if (auto n = root["mad_proxy_restart_cap"])
+    c.madProxyRestartCap =
+        secondsToInterval(scalar<double>(n, "mad_proxy_restart_cap"), "mad_proxy_restart_cap");
+  auto check = root["crawl_check"];
+  if (!check) return;
+  if (!check.IsMap()) throw ConfigError("config: \"crawl_check\" must be a mapping");
+  for (const auto& kv : check) {
+    const std::string key = scalar<std::string>(kv.first, "key");
+    if (key != "enabled" && key != "max_loss" && key != "removal_after")
+      throw ConfigError("config: unknown key \"crawl_check." + key + "\"");
+  }
+  if (auto n = check["enabled"]) c.crawlCheckEnabled = scalar<bool>(n, "crawl_check.enabled");
+  if (auto n = check["max_loss"]) c.crawlCheckMaxLoss = scalar<double>(n, "crawl_check.max_loss");
+  if (auto n = check["removal_after"])
+    c.crawlCheckRemovalAfter = scalar<std::uint32_t>(n, "crawl_check.removal_after");
+}
+
 ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
   YAML::Node root;
   try {
@@ -241,10 +270,11 @@ ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
   for (const auto& kv : root) {
     const std::string key = scalar<std::string>(kv.first, "key");
     if (!known.count(key) && !operational.count(key) && key != "osm_events" &&
-        key != "mad_transport")
+        key != "mad_transport" && !startupKeys().count(key))
       throw ConfigError("config: unknown key \"" + key + "\"");
   }
   applyOperationalKeys(root, c);
+  applyStartupKeys(root, c);
   if (auto n = root["listen"]) c.listen = parseListenAddress(scalar<std::string>(n, "listen"));
   if (auto n = root["crawl_interval"])
     c.crawlInterval = secondsToInterval(scalar<double>(n, "crawl_interval"), "crawl_interval");

@@ -24,6 +24,9 @@
 //   tls: {cert: "", key: ""}        # PEM files: serve HTTPS
 //   osm_events: ""                  # Unix socket for the OpenSM event plugin; empty = off
 //   mad_transport: subprocess       # sweeps' umad port in a child (recovers) or inprocess
+//   wait_for_subnet: true           # wait for the local port Active with a LID and an SM
+//   mad_proxy_restart_cap: 30       # seconds: longest backoff between MAD proxy re-creations
+//   crawl_check: {enabled: true, max_loss: 0.10, removal_after: 3}   # api/service/crawl_check.h
 //   pool: {inventory: FILE, journal: DIR, quotas: [...]}   # GPU pool allocator (docs/pool.md)
 //
 // Plain value type; loading is a pure function of its input.
@@ -87,6 +90,13 @@ struct ServiceConfig {
   /// "subprocess": the sweeps' umad port lives in a MAD proxy child (re-created after failures,
   /// so the daemon reconnects to a restarted simulator/driver); "inprocess": in the daemon.
   std::string madTransport = "subprocess";
+  /// Before crawling, wait until the local port is Active with a LID and an SM is known.
+  bool waitForSubnet = true;
+  /// The longest wait between two re-creations of the sweeps' umad port (MAD proxy child).
+  std::chrono::milliseconds madProxyRestartCap{30'000};
+  double crawlCheckMaxLoss = 0.10;
+  std::uint32_t crawlCheckRemovalAfter = 3;
+  bool crawlCheckEnabled = true;
   PoolConfig pool;
 
   /// Throws ConfigError on out-of-range values.

@@ -96,9 +96,10 @@ const telemetry::LinkHealthReport* findHealth(const ServiceState& state, Guid a,
 
 json healthJson(const ServiceState& s, std::chrono::system_clock::time_point now) {
   const bool failing = s.crawl.consecutiveFailures > 0 || s.sweep.consecutiveFailures > 0;
-  json j = {{"status", !s.ready() ? "starting"
-                       : failing  ? "degraded"
-                                  : "ready"},
+  json j = {{"status", s.subnet.waiting                  ? "waiting_for_subnet"
+                       : !s.ready()                      ? "starting"
+                       : failing || s.crawlCheck.suspect ? "degraded"
+                                                         : "ready"},
             {"ready", s.ready()},
             {"live", true},
             {"started", epochSeconds(s.started)},
@@ -109,6 +110,17 @@ json healthJson(const ServiceState& s, std::chrono::system_clock::time_point now
   if (!s.sweepSource.empty()) j["sweep"]["source"] = s.sweepSource;
   if (s.routes.lastAttempt) j["routes"] = activityJson(s.routes, now);
   if (s.topology) j["crawl"]["source"] = s.topology->stats().source;
+  j["crawl"]["suspect"] = s.crawlCheck.suspect;
+  j["crawl"]["suspect_total"] = s.crawlCheck.suspectTotal;
+  j["crawl"]["implausible_retries"] = s.crawlCheck.retries;
+  if (!s.crawlCheck.reason.empty()) j["crawl"]["suspect_reason"] = s.crawlCheck.reason;
+  j["subnet"] = {{"waiting", s.subnet.waiting},
+                 {"local_lid", s.subnet.localLid},
+                 {"sm_lid", s.subnet.smLid},
+                 {"port_state", s.subnet.portState}};
+  if (s.subnet.waiting) j["subnet"]["reason"] = s.subnet.reason;
+  j["sweep"]["counter_source_starts"] = s.counterSourceStarts;
+  j["sweep"]["counter_source_restarts"] = s.counterSourceRestarts;
   if (s.counters) {
     j["sweep"]["sequence"] = s.counters->sequence;
     j["sweep"]["ports"] = s.counters->stats.ports;

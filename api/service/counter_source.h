@@ -56,6 +56,12 @@ class CounterSource {
     return {ClearCountersResult::Status::kUnsupported, false,
             "the counter source (" + describe() + ") cannot clear counters"};
   }
+  /// The local port's PortInfo (state, LID, SM LID), read with one directed-route SMP to our
+  /// own node: what the service waits on before the subnet is usable. nullopt: this source
+  /// cannot tell (then the service does not wait). Throws SweepError when nothing can be asked.
+  virtual std::optional<mad::PortInfo> localPortInfo() { return std::nullopt; }
+  /// True when localPortInfo() reads the port (else the service does not wait on it).
+  virtual bool readsLocalPort() const { return false; }
   /// PortInfo of `ports` of the node at `lid` (one SMP GET each); nullopt for a port that did
   /// not answer. Used to re-probe a switch after a trap. Throws SweepError when the source
   /// cannot send SMPs.

@@ -33,9 +33,14 @@ FabricService::FabricService(TopologySourcePtr topologySource, CounterSourceFact
       counterSources_(std::move(counterSources)),
       options_(std::move(options)),
       events_(options_.eventCapacity),
-      history_(options_.historyDepth, options_.rates) {
+      history_(options_.historyDepth, options_.rates),
+      crawlChecker_(options_.crawlCheck) {
   auto initial = std::make_shared<ServiceState>();
   initial->started = SysClock::now();
+  if (options_.waitForSubnet) {
+    initial->subnet.waiting = true;
+    initial->subnet.reason = "local port not read yet";
+  }
   state_ = std::move(initial);
 }
 
@@ -113,15 +118,14 @@ std::chrono::milliseconds FabricService::backoff(std::uint64_t failures,
 bool FabricService::crawlOnce() {
   const auto attempt = SysClock::now();
   publish([&](ServiceState& s) { s.crawl.inProgressSince = attempt; });
-  const auto t0 = Clock::now();
+  Clock::duration took{};
   TopologyPtr topology;
   std::string error;
   try {
-    topology = topologySource_->discover();
+    topology = discoverTimed(took);
   } catch (const std::exception& e) {
     error = e.what();
   }
-  const auto took = Clock::now() - t0;
   if (!topology) {
     if (stopping_) return false;
     spdlog::warn("crawl failed ({}): {}", topologySource_->describe(), error);
@@ -135,8 +139,30 @@ bool FabricService::crawlOnce() {
     return false;
   }
 
+  bool suspect = false;
+  std::string suspectReason;
+  std::size_t removed = 0;
+  topology = checkCrawl(state()->topology, std::move(topology), suspect, suspectReason, removed);
   std::lock_guard editLock(topologyEditMu_);
   TopologyPtr before = state()->topology;
+  if (suspect) {
+    publish([&](ServiceState& s) {
+      s.crawlCheck.suspect = true;
+      s.crawlCheck.reason = suspectReason;
+      s.crawlCheck.suspectTotal++;
+      s.crawlCheck.removalsKept += removed;
+      s.crawlCheck.lastSuspect = SysClock::now();
+    });
+  } else if (state()->crawlCheck.suspect) {
+    publish([&](ServiceState& s) { s.crawlCheck.suspect = false; });
+  }
+  if (before && topology == before) {  // a suspect crawl, nothing confirmed removed
+    publish([&](ServiceState& s) {
+      s.crawl.succeeded(attempt, std::chrono::duration_cast<std::chrono::nanoseconds>(took));
+      s.crawl.inProgressSince.reset();
+    });
+    return true;
+  }
   if (before) {
     TopologyDelta delta(before, topology);
     if (!delta.empty()) {
@@ -168,8 +194,48 @@ bool FabricService::crawlOnce() {
   return true;
 }
 
+TopologyPtr FabricService::discoverTimed(Clock::duration& took) {
+  const auto t0 = Clock::now();
+  TopologyPtr t = topologySource_->discover();
+  took = Clock::now() - t0;
+  return t;
+}
+
+TopologyPtr FabricService::checkCrawl(const TopologyPtr& before, TopologyPtr crawled, bool& suspect,
+                                      std::string& reason, std::size_t& removed) {
+  if (!before || !options_.crawlCheck.enabled) return crawled;
+  CrawlVerdict v = judgeCrawl(*before, *crawled, options_.crawlCheck);
+  if (!v.plausible && !stopping_) {
+    spdlog::warn("crawl implausible, crawling again: {}", v.reason);
+    publish([](ServiceState& s) { s.crawlCheck.retries++; });
+    try {
+      Clock::duration took{};
+      TopologyPtr again = discoverTimed(took);
+      CrawlVerdict v2 = judgeCrawl(*before, *again, options_.crawlCheck);
+      crawled = std::move(again);
+      v = std::move(v2);
+    } catch (const std::exception& e) {
+      spdlog::warn("crawl retry failed: {}", e.what());
+    }
+  }
+  if (v.plausible) {
+    crawlChecker_.believed();
+    return crawled;
+  }
+  suspect = true;
+  reason = v.reason;
+  auto kept = crawlChecker_.keep(before, *crawled);
+  removed = kept.cablesRemoved;
+  spdlog::warn("suspect crawl: keeping the last believed topology{}: {}",
+               removed ? " less " + std::to_string(removed) + " confirmed cable removal(s)" : "",
+               reason);
+  return kept.topology;
+}
+
 void FabricService::discoveryLoop() {
   std::unique_lock lock(mu_);
+  // Nothing is crawled before the subnet is usable (the sweep thread watches the local port).
+  cv_.wait(lock, [&] { return stopping_ || subnetReady_ || !options_.waitForSubnet; });
   while (!stopping_) {
     crawlRequested_ = false;
     lock.unlock();
@@ -264,15 +330,11 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
     topology = latestTopology_;
   }
   if (!source) {
-    try {
-      source = counterSources_();
-      sweptTopology.reset();
-      if (const auto& previous = analyzer.previous())
-        source->continueSequenceAfter(previous->sequence);
-      spdlog::info("counter source: {}", source->describe());
-    } catch (const std::exception& e) {
-      return fail(e.what());
-    }
+    std::string error;
+    if (!createSource(source, error)) return fail(error);
+    sweptTopology.reset();
+    if (const auto& previous = analyzer.previous())
+      source->continueSequenceAfter(previous->sequence);
   }
   const auto t0 = Clock::now();
   telemetry::CounterSnapshotPtr snap;
@@ -285,7 +347,7 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
   } catch (const std::exception& e) {
     spdlog::warn("sweep: re-creating the counter source ({}) at the next attempt",
                  source->describe());
-    source.reset();  // re-created (umad reopened) on the next attempt
+    dropSource(source);  // re-created (umad reopened) on a later attempt
     return fail(e.what());
   }
   const auto took = Clock::now() - t0;
@@ -299,7 +361,7 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
     if (state()->sweep.consecutiveFailures + 1 >= options_.recreateSourceAfter) {
       spdlog::warn("sweep: {} consecutive failures, re-creating the counter source ({})",
                    state()->sweep.consecutiveFailures + 1, source->describe());
-      source.reset();
+      dropSource(source);
     }
     return fail("no port answered (" + std::to_string(snap->stats.ports) + " polled, " +
                 std::to_string(snap->stats.failedRequests) + " requests failed)");
@@ -318,6 +380,7 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
 
   // Only this thread writes linkLoad, so the previous model can be read outside the lock.
   auto linkLoad = foldSweepIntoLinkLoad(*snap, *rates, *health, state()->linkLoad.get());
+  sourceFailures_ = 0;  // the source works: a later failure starts the backoff over
   auto engine = source->engineStats();
   std::string sourceName = source->describe();
   publish([&](ServiceState& s) {
@@ -340,10 +403,103 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
   return true;
 }
 
+bool FabricService::createSource(CounterSourcePtr& source, std::string& error) {
+  if (Clock::now() < nextSourceAt_) {
+    error = "counter source re-created too recently; next attempt in " +
+            std::to_string(
+                std::chrono::duration_cast<std::chrono::milliseconds>(nextSourceAt_ - Clock::now())
+                    .count()) +
+            " ms";
+    return false;
+  }
+  publish([](ServiceState& s) {
+    if (s.counterSourceStarts++ > 0) s.counterSourceRestarts++;
+  });
+  try {
+    source = counterSources_();
+  } catch (const std::exception& e) {
+    error = e.what();
+    CounterSourcePtr none;
+    dropSource(none);
+    return false;
+  }
+  spdlog::info("counter source: {}", source->describe());
+  return true;
+}
+
+void FabricService::dropSource(CounterSourcePtr& source) {
+  source.reset();  // closes its umad port; a MAD proxy child is reaped here
+  auto delay = options_.retryBase;
+  for (std::uint64_t i = 0; i < sourceFailures_ && delay < options_.sourceRestartCap; ++i)
+    delay *= 2;
+  delay = std::min(delay, options_.sourceRestartCap);
+  ++sourceFailures_;
+  nextSourceAt_ = Clock::now() + delay;
+}
+
+std::string FabricService::subnetBlocker(CounterSourcePtr& source, bool& cannotTell) {
+  std::string error;
+  if (!source && !createSource(source, error)) return error;
+  if (!source->readsLocalPort()) {
+    cannotTell = true;
+    return "";
+  }
+  std::optional<mad::PortInfo> info;
+  try {
+    info = source->localPortInfo();
+  } catch (const std::exception& e) {
+    dropSource(source);
+    return e.what();
+  }
+  if (!info) return "the local port does not answer";
+  publish([&](ServiceState& s) {
+    s.subnet.localLid = info->lid;
+    s.subnet.smLid = info->masterSmLid;
+    s.subnet.portState = std::string(toString(static_cast<PortState>(info->portState)));
+  });
+  if (info->portState != static_cast<std::uint8_t>(PortState::kActive))
+    return "port state " + std::string(toString(static_cast<PortState>(info->portState)));
+  if (info->lid == 0) return "no LID";
+  if (info->masterSmLid == 0) return "no SM LID";
+  return "";
+}
+
+void FabricService::waitForSubnet(CounterSourcePtr& source) {
+  std::string last;
+  while (!stopping_) {
+    bool cannotTell = false;
+    const std::string why = subnetBlocker(source, cannotTell);
+    if (why.empty()) break;
+    if (why != last) spdlog::info("waiting for the subnet: {}", why);
+    last = why;
+    publish([&](ServiceState& s) {
+      s.subnet.waiting = true;
+      s.subnet.reason = why;
+    });
+    auto until = Clock::now() + options_.subnetPoll;
+    if (!source) until = std::max(until, nextSourceAt_);
+    std::unique_lock lock(mu_);
+    cv_.wait_until(lock, until, [&] { return stopping_.load(); });
+  }
+  if (stopping_) return;
+  spdlog::info("subnet ready{}", last.empty() ? "" : " (waited: " + last + ")");
+  publish([](ServiceState& s) {
+    s.subnet.waiting = false;
+    s.subnet.reason.clear();
+    s.subnet.readySince = SysClock::now();
+  });
+}
+
 void FabricService::sweepLoop() {
   CounterSourcePtr source;
   TopologyPtr sweptTopology;
   telemetry::SweepAnalyzer analyzer(history_, {options_.thresholds, options_.rates});
+  if (options_.waitForSubnet) waitForSubnet(source);
+  {
+    std::lock_guard lock(mu_);
+    subnetReady_ = true;
+  }
+  cv_.notify_all();
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return stopping_ || latestTopology_ != nullptr; });
   // Clear-counters requests wait in clearJobs_; they are run here, between sweeps.
@@ -364,7 +520,8 @@ void FabricService::sweepLoop() {
     lock.lock();
     const auto interval = options_.sweepInterval;
     const auto delay = ok ? interval : backoff(st->sweep.consecutiveFailures, interval);
-    const auto next = (ok ? started : Clock::now()) + delay;
+    auto next = (ok ? started : Clock::now()) + delay;
+    if (!source) next = std::max(next, nextSourceAt_);  // the source's own backoff
     lock.unlock();
     publish(
         [&](ServiceState& s) { s.sweep.nextAttempt = SysClock::now() + (next - Clock::now()); });

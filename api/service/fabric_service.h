@@ -11,6 +11,12 @@
 //                     link-load model (link_load_fold.h); reads the forwarding tables
 //                     (routing_state.h); runs counter clears and OpenSM-triggered port probes
 //                     (the sweep thread owns the MAD engine).
+// Before either starts (options.waitForSubnet, the daemon's default), the sweep thread opens its
+// counter source and reads the local port's PortInfo every `subnetPoll` until it is Active with
+// a LID and an SM LID (state.subnet says why it waits). Every crawl is checked against the last
+// believed one (crawl_check.h): an implausible one is retried at once, then published as suspect
+// with the believed model kept. A counter source that fails is re-created after `retryBase`,
+// doubling up to `sourceRestartCap` (one source, i.e. one MAD proxy child, at a time).
 // Failures (a crawl that throws, a CounterSource that cannot be created or cannot sweep, a sweep
 // in which no port answered) are logged, counted in the state and retried with exponential
 // backoff (`retryBase` doubling up to the activity's interval); the last good data keeps being
@@ -33,6 +39,7 @@
 
 #include "api/osm/osm_status.h"
 #include "api/service/counter_source.h"
+#include "api/service/crawl_check.h"
 #include "api/service/service_state.h"
 #include "discovery/crawler.h"
 #include "telemetry/counter_history.h"
@@ -57,6 +64,16 @@ struct FabricServiceOptions {
   std::uint64_t recreateSourceAfter = 3;
   /// Compared with every crawl (node_missing / node_returned events); null: none.
   ExpectedTopologyPtr expected;
+  /// Before anything is crawled or swept, wait until the local port is Active with a LID and
+  /// an SM LID (CounterSource::localPortInfo(), read every `subnetPoll`). Sources that cannot
+  /// tell are not waited on.
+  bool waitForSubnet = false;
+  std::chrono::milliseconds subnetPoll{500};
+  /// A counter source (in the daemon: a MAD proxy child) that failed is re-created after
+  /// `retryBase`, doubling per consecutive failure up to this cap.
+  std::chrono::milliseconds sourceRestartCap{30'000};
+  /// Crawls are checked against the last believed one (api/service/crawl_check.h).
+  CrawlCheckOptions crawlCheck;
 };
 
 class FabricService {
@@ -117,6 +134,20 @@ class FabricService {
   void discoveryLoop();
   void sweepLoop();
   bool crawlOnce();
+  /// crawlOnce()'s topology source call; throws what the source throws.
+  TopologyPtr discoverTimed(std::chrono::steady_clock::duration& took);
+  /// The crawl check (crawl_check.h): a crawl that is implausible against `before` is retried
+  /// once; returns the topology to publish and says whether it is a suspect crawl's kept model.
+  TopologyPtr checkCrawl(const TopologyPtr& before, TopologyPtr crawled, bool& suspect,
+                         std::string& reason, std::size_t& removed);
+  /// Sweep thread: polls the local port until the subnet is usable (options_.waitForSubnet).
+  void waitForSubnet(CounterSourcePtr& source);
+  /// One read of the local port; "" when the subnet is usable, else why not.
+  std::string subnetBlocker(CounterSourcePtr& source, bool& cannotTell);
+  /// Creates the counter source unless a failed one was replaced too recently (backoff).
+  bool createSource(CounterSourcePtr& source, std::string& error);
+  /// Drops a failed source (its MAD proxy child is reaped) and pushes the next creation back.
+  void dropSource(CounterSourcePtr& source);
   bool sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& source,
                  telemetry::SweepAnalyzer& analyzer);
   struct ClearJob;
@@ -151,6 +182,11 @@ class FabricService {
   std::set<Lid> pendingUp_;    // guarded by mu_
   std::mutex topologyEditMu_;  // a crawl and a probe publish topologies one at a time
   std::shared_ptr<ProbeMemory> probeMemory_;  // sweep thread only
+  bool subnetReady_ = false;                  // guarded by mu_; the discovery thread waits on it
+  // Sweep thread only: counter source re-creation backoff.
+  std::uint64_t sourceFailures_ = 0;
+  std::chrono::steady_clock::time_point nextSourceAt_{};
+  CrawlChecker crawlChecker_;  // discovery thread only
 
   std::thread discovery_;
   std::thread sweeper_;

@@ -57,11 +57,38 @@ struct ActivityStatus {
 
 struct RoutingAnalysis;  // api/service/routing_state.h
 
+/// Whether the subnet can be read yet: before the local port is Active with a LID and an SM is
+/// known, the daemon waits (health `waiting_for_subnet`) instead of crawling LID 0 everywhere.
+struct SubnetStatus {
+  bool waiting = false;  ///< True until the local port is Active with a LID and an SM LID.
+  std::string reason;    ///< Why it waits: "port state Initialize", "no SM LID", ...
+  std::uint16_t localLid = 0;
+  std::uint16_t smLid = 0;
+  std::string portState;  ///< Of the local port, as last read ("" before the first read).
+  std::optional<std::chrono::system_clock::time_point> readySince;
+};
+
+/// Crawls checked before they are believed (api/service/crawl_check.h).
+struct CrawlCheckStatus {
+  bool suspect = false;            ///< The last crawl was implausible; the model kept.
+  std::string reason;              ///< Of the last suspect crawl.
+  std::uint64_t suspectTotal = 0;  ///< Crawls published as suspect, all time.
+  std::uint64_t retries = 0;       ///< Implausible crawls retried at once, all time.
+  std::uint64_t removalsKept = 0;  ///< Cables dropped from a kept model (confirmed removals).
+  std::optional<std::chrono::system_clock::time_point> lastSuspect;
+};
+
 struct ServiceState {
   std::chrono::system_clock::time_point started{};
 
   TopologyPtr topology;
   ActivityStatus crawl;
+  CrawlCheckStatus crawlCheck;
+  SubnetStatus subnet;
+  /// Counter sources (each one umad port: in subprocess mode one MAD proxy child) created, and
+  /// those created to replace a failed one.
+  std::uint64_t counterSourceStarts = 0;
+  std::uint64_t counterSourceRestarts = 0;
   /// The last crawl compared with the configured expected topology (null: none configured).
   TopologyComparisonPtr comparison;
 

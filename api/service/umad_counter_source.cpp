@@ -35,12 +35,9 @@ class UmadCounterSource final : public CounterSource {
     std::string error;
     if (!transport_->open(error)) throw SweepError("cannot open umad: " + error);
     engine_ = std::make_unique<mad::MadEngine>(*transport_, clock_, options.engine);
-    telemetry::SweepOptions sweep = options.sweep;
-    sweep.samplesControlAvoid.insert({transport_->smLid(), transport_->localLid()});
-    sweeper_ = std::make_unique<telemetry::CounterSweeper>(*engine_, clock_, std::move(sweep));
-    routing::LftReaderOptions lo;
-    lo.localPort = transport_->localPortGuid();  // directed-route fallback starts here
-    lfts_ = std::make_unique<routing::LftReader>(*engine_, clock_, lo);
+    sweepOptions_ = options.sweep;
+    localLid_ = transport_->localLid();
+    smLid_ = transport_->smLid();
   }
   ~UmadCounterSource() override {
     lfts_.reset();
@@ -49,24 +46,48 @@ class UmadCounterSource final : public CounterSource {
     transport_->close();
   }
 
-  void setTopology(TopologyPtr topology) override { sweeper_->setTopology(std::move(topology)); }
+  void setTopology(TopologyPtr topology) override {
+    ensureSweeper();
+    sweeper_->setTopology(std::move(topology));
+  }
   telemetry::CounterSnapshotPtr sweep() override {
+    ensureSweeper();
     auto snap = sweeper_->sweep();
     // A proxy child that died answers nothing ever again: fail now, so the source is re-created.
     if (auto fatal = transport_->fatalError(); !fatal.empty()) throw SweepError(fatal);
     return snap;
   }
   void continueSequenceAfter(std::uint64_t sequence) override {
+    ensureSweeper();
     sweeper_->continueSequenceAfter(sequence);
   }
   std::optional<mad::MadEngineStats> engineStats() const override { return engine_->stats(); }
   routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& topology,
                                                     const routing::ForwardingTablesPtr& previous,
                                                     std::string* reason) override {
+    ensureSweeper();
     routing::LftRefreshStats st;
     auto tables = lfts_->refresh(topology, previous, &st);
     if (reason) *reason = st.reason;
     return tables;
+  }
+  bool readsLocalPort() const override { return true; }
+  std::optional<mad::PortInfo> localPortInfo() override {
+    // Directed route with no hop: our own node's SMA answers, with or without LIDs and an SM.
+    std::vector<mad::MadRequest> requests;
+    requests.push_back({mad::directedRouteAddress(),
+                        mad::toDirectedRoute(mad::buildPortInfoGet(0), mad::DirectedPath{}),
+                        {}});
+    const auto results = engine_->run(std::move(requests));
+    if (auto fatal = transport_->fatalError(); !fatal.empty()) throw SweepError(fatal);
+    if (results.empty() || !results[0].ok() || mad::madStatus(results[0].reply) != 0)
+      return std::nullopt;
+    mad::PortInfo info = mad::decodePortInfo(results[0].reply);
+    if (!sweeper_) {  // the sweeps, created later, avoid the LIDs the subnet has now
+      localLid_ = Lid{info.lid};
+      smLid_ = Lid{info.masterSmLid};
+    }
+    return info;
   }
   std::vector<std::optional<mad::PortInfo>> probePortInfo(
       Lid lid, const std::vector<PortNum>& ports) override {
@@ -94,6 +115,7 @@ class UmadCounterSource final : public CounterSource {
                                         telemetry::kAllCounters.end());
     std::vector<mad::MadRequest> requests;
     requests.push_back({mad::pmaAddress(lid), telemetry::buildPortCountersClear(port, all), {}});
+    ensureSweeper();
     const auto caps = sweeper_->capabilities().find(key.node);
     const bool extended = caps != sweeper_->capabilities().end() && caps->second.extendedCounters();
     if (extended) {
@@ -120,7 +142,22 @@ class UmadCounterSource final : public CounterSource {
   }
 
  private:
+  /// The sweeper and the LFT reader are made at first use: a source opened before the SM
+  /// assigned LIDs learns them from localPortInfo() first.
+  void ensureSweeper() {
+    if (sweeper_) return;
+    telemetry::SweepOptions sweep = sweepOptions_;
+    sweep.samplesControlAvoid.insert({smLid_, localLid_});
+    sweeper_ = std::make_unique<telemetry::CounterSweeper>(*engine_, clock_, std::move(sweep));
+    routing::LftReaderOptions lo;
+    lo.localPort = transport_->localPortGuid();  // directed-route fallback starts here
+    lfts_ = std::make_unique<routing::LftReader>(*engine_, clock_, lo);
+  }
+
   mad::SteadyClock clock_;
+  telemetry::SweepOptions sweepOptions_;
+  Lid localLid_;
+  Lid smLid_;
   std::unique_ptr<mad::MadTransport> transport_;
   mad::UmadTransport* umad_ = nullptr;
   mad::SubprocessMadTransport* proxy_ = nullptr;

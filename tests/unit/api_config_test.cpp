@@ -82,6 +82,28 @@ TEST(ApiConfig, ListenAddresses) {
   EXPECT_THROW(parseListenAddress("host:8x"), ConfigError);
 }
 
+TEST(ApiConfig, SubnetWaitProxyBackoffAndCrawlCheck) {
+  const ServiceConfig d;
+  EXPECT_TRUE(d.waitForSubnet);
+  EXPECT_EQ(d.madProxyRestartCap, std::chrono::seconds(30));
+  EXPECT_TRUE(d.crawlCheckEnabled);
+  EXPECT_DOUBLE_EQ(d.crawlCheckMaxLoss, 0.10);
+  EXPECT_EQ(d.crawlCheckRemovalAfter, 3u);
+  auto c = loadConfigText(
+      "wait_for_subnet: false\nmad_proxy_restart_cap: 5\n"
+      "crawl_check: {enabled: false, max_loss: 0.25, removal_after: 7}\n");
+  EXPECT_FALSE(c.waitForSubnet);
+  EXPECT_EQ(c.madProxyRestartCap, std::chrono::seconds(5));
+  EXPECT_FALSE(c.crawlCheckEnabled);
+  EXPECT_DOUBLE_EQ(c.crawlCheckMaxLoss, 0.25);
+  EXPECT_EQ(c.crawlCheckRemovalAfter, 7u);
+  EXPECT_THROW(loadConfigText("crawl_check: {max_loss: 1.5}\n"), ConfigError);
+  EXPECT_THROW(loadConfigText("crawl_check: {removal_after: 0}\n"), ConfigError);
+  EXPECT_THROW(loadConfigText("crawl_check: {limit: 3}\n"), ConfigError);
+  EXPECT_THROW(loadConfigText("crawl_check: 3\n"), ConfigError);
+  EXPECT_THROW(loadConfigText("mad_proxy_restart_cap: 0\n"), ConfigError);
+}
+
 TEST(ApiConfig, ShippedExampleIsValid) {
   auto c = loadConfigFile(std::string(IBFABRIC_SOURCE_DIR) + "/packaging/ibfabricd.yaml");
   EXPECT_EQ(c.listen.host, "127.0.0.1");

@@ -149,6 +149,28 @@ TEST(HealthEventTracker, CongestionHighThenClearedAndDegraded) {
   EXPECT_EQ(ev[3].type, EventType::kCongestionCleared);
 }
 
+TEST(HealthEventTracker, UnreachableTrafficIsItsOwnEventOncePerEpisode) {
+  EventLog log;
+  HealthEventTracker tr;
+  LinkHealthReport r;
+  r.a = {Guid{0x100000}, PortNum{1}};
+  r.b = {Guid{0x200000}, PortNum{3}};
+  r.state = LinkState::kOk;
+  r.reasons.push_back({kUnreachableTrafficReason, r.b,
+                       "PortRcvSwitchRelayErrors 1804.7/h over 100.0/h: traffic to an "
+                       "unreachable destination dropped here (not a fault of this cable)"});
+  tr.observeHealth({r}, log);
+  tr.observeHealth({r}, log);  // no repeat while it lasts
+  auto ev = log.query();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].type, EventType::kUnreachableTraffic);
+  EXPECT_EQ(toString(ev[0].type), "unreachable_traffic");
+  EXPECT_EQ(ev[0].end.port, PortNum{3});
+  r.reasons.clear();
+  tr.observeHealth({r}, log);
+  EXPECT_EQ(log.query().size(), 1u);  // no degraded, no recovered, no error_threshold
+}
+
 TEST(CounterHistory, KeepsTheLastNPerPort) {
   CounterHistory h(3);
   const mad::Clock::time_point t0{10s};

@@ -106,6 +106,40 @@ TEST(LinkHealthEval, DiscardsOverThresholdOnlyDegrade) {
   EXPECT_EQ(r[0].state, LinkState::kDegraded);
 }
 
+TEST(LinkHealthEval, SwitchRelayErrorsAreUnreachableTrafficNotACableFault) {
+  PortWindow w;
+  w.key = kSwPort;
+  w.seconds = 60;
+  w.deltas[index(Counter::kRcvSwitchRelayErrors)] = 30;  // 1800/h > 100/h
+  auto r = judge(pair(), &w);
+  EXPECT_EQ(r[0].state, LinkState::kOk);
+  ASSERT_EQ(r[0].reasons.size(), 1u);
+  EXPECT_EQ(r[0].reasons[0].code, kUnreachableTrafficReason);
+  EXPECT_EQ(r[0].reasons[0].port, kSwPort);
+  EXPECT_NE(r[0].reasons[0].text.find("PortRcvSwitchRelayErrors 1800.0/h"), std::string::npos)
+      << r[0].reasons[0].text;
+  // With a real integrity fault beside it, the link is judged on that alone.
+  w.deltas[index(Counter::kSymbolErrors)] = 5;  // 300/h
+  r = judge(pair(), &w);
+  EXPECT_EQ(r[0].state, LinkState::kFaulty);
+  ASSERT_EQ(r[0].reasons.size(), 2u);
+}
+
+TEST(LinkHealthEval, DiscardsOnADownLinkAreUnreachableTraffic) {
+  PortWindow w;
+  w.key = kSwPort;
+  w.seconds = 60;
+  w.deltas[index(Counter::kXmitDiscards)] = 10;
+  auto r = judge(pair(LinkWidth::k4x, PortState::kDown), &w);
+  EXPECT_EQ(r[0].state, LinkState::kDown);
+  ASSERT_EQ(r[0].reasons.size(), 3u);  // both ends down, then the discards
+  EXPECT_EQ(r[0].reasons[2].code, kUnreachableTrafficReason);
+  EXPECT_TRUE(isRoutingSymptom(Counter::kRcvSwitchRelayErrors, false));
+  EXPECT_TRUE(isRoutingSymptom(Counter::kXmitDiscards, true));
+  EXPECT_FALSE(isRoutingSymptom(Counter::kXmitDiscards, false));
+  EXPECT_FALSE(isRoutingSymptom(Counter::kSymbolErrors, true));
+}
+
 TEST(LinkHealthEval, CongestionOverThresholdDegrades) {
   PortWindow w;
   w.key = kSwPort;
