@@ -155,6 +155,10 @@ prom_peak=$(sort -n "$work/prom_mem.tsv" | tail -1)
 cpu=$(awk -v a="$ticks0" -v b="$ticks1" -v hz="$hz" -v t0="$t0" -v t1="$t1" \
   'BEGIN {printf "%.1f", 100 * (b - a) / hz / (t1 - t0)}')
 series=$(grep -vc '^#' "$work/metrics.txt")
+heap() { awk -v s="$1" '$1 == "ibfabric_heap_bytes{state=\"" s "\"}" {printf "%.0f", $2/1048576}' "$work/metrics.txt"; }
+health=$(curl -s -m 10 "$url/api/v1/health" || echo '{}')
+sweeps=$(jq -r '"\(.sweep.runs // "n/a") / \(.sweep.failures // "n/a")"' <<<"$health")
+partial=$(grep -c 'counter sweep [0-9]*: ' "$work/daemon.err" || true)
 
 echo "### $(date -u '+%Y-%m-%d %H:%M') UTC — scale bench, $fabric ($(nproc) cores)"
 echo
@@ -164,6 +168,8 @@ echo "| what | figure |"
 echo "| --- | ---: |"
 echo "| ibfabricd RSS steady (mean VmRSS after the first 30 s) / max VmRSS / VmHWM | $steady_rss MB / $max_rss MB / $(mb "$hwm") MB |"
 echo "| ibfabricd CPU over the run | $cpu % of one core |"
+echo "| malloc heap at the end: in use / kept free (ibfabric_heap_bytes) | $(heap in_use) MB / $(heap free) MB |"
+echo "| sweeps run / failed (whole); sweeps with some targets failing | $sweeps; $partial |"
 echo "| /metrics text / gzip / series | $(du -b "$work/metrics.txt" | cut -f1 | awk '{printf "%.1f MB", $1/1e6}') / $(du -b "$work/metrics.gz" | cut -f1 | awk '{printf "%.2f MB", $1/1e6}') / $series |"
 echo "| Prometheus scrape_duration_seconds max / mean | $scrape_max s / $scrape_avg s |"
 echo "| Prometheus samples per scrape; scrapes; failed scrapes | $scrape_samples; $scrapes; ${failed/n\/a/0} |"
