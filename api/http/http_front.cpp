@@ -31,6 +31,10 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kPeekBytes = 16 * 1024;
 /// What an answer from the gate reads (and drops) of the request at most before it is sent.
 constexpr std::size_t kDrainBytes = 64 * 1024;
+/// After an answer that left the request's body unread (413, 415): what is read and dropped at
+/// most, and for how long, before close() (so that the client receives the answer, not a reset).
+constexpr std::size_t kLingerBytes = 1024 * 1024;
+constexpr std::chrono::milliseconds kLinger{500};
 /// A body this large, once answered, gives the freed heap back to the kernel.
 constexpr std::size_t kReleaseHeapAfterBytes = 1024 * 1024;
 constexpr std::size_t kNoLimit = static_cast<std::size_t>(-1);
@@ -110,6 +114,22 @@ int msUntil(Clock::time_point t) {
   return ms <= 0 ? 0 : static_cast<int>(std::min<long long>(ms, 60'000));
 }
 
+/// Ends the output and reads (drops) what the client still sends, up to kLingerBytes or kLinger,
+/// or until it closes: a close() with unread bytes would reset the connection, and the client's
+/// stack would drop the answer it had not read yet.
+void lingerBeforeClose(int fd) {
+  ::shutdown(fd, SHUT_WR);
+  const auto until = Clock::now() + kLinger;
+  char sink[16 * 1024];
+  for (std::size_t drained = 0; drained < kLingerBytes;) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, msUntil(until)) <= 0) break;
+    const ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
+    if (n > 0) drained += static_cast<std::size_t>(n);
+  }
+}
+
 /// httplib's view of one connection during one request: reads bounded by the request's
 /// deadline (the header's by what is left of the header deadline), the per-read timeout and the
 /// body limit; writes by the per-write timeout and the answer's deadline (requestTimeout from its
@@ -143,6 +163,8 @@ class ConnStream final : public httplib::Stream {
   }
   bool tooLarge() const { return tooLarge_; }
   bool broken() const { return broken_ || tooLarge_ || closeAfter_; }
+  /// The answer was sent with the request's body (partly) unread.
+  bool bodyLeftUnread() const { return !broken_ && (tooLarge_ || closeAfter_); }
   void closeAfter() {
     inHeader_ = false;
     closeAfter_ = true;
@@ -320,6 +342,9 @@ class HttpFront {
       std::lock_guard lock(mu_);
       if (stopped_) return;
       stopped_ = true;
+      // First: a worker woken below takes no queued connection (those are answered 503).
+      main_.halt();
+      health_.halt();
       arrived.swap(incoming_);
       for (int fd : serving_) ::shutdown(fd, SHUT_RDWR);
     }
@@ -381,12 +406,16 @@ class HttpFront {
       cv_.notify_one();
       return true;
     }
-    void stop() {
+    /// No connection is taken from the queue any more.
+    void halt() {
       {
         std::lock_guard lock(mu_);
         stopped_ = true;
       }
       cv_.notify_all();
+    }
+    void stop() {
+      halt();
       for (auto& t : workers_) t.join();
       workers_.clear();
       for (auto& c : queue_) {
@@ -600,6 +629,7 @@ class HttpFront {
       c->headerDeadline = Clock::now() + limits_.headerTimeout;
     }
     tCurrent = nullptr;
+    if (!keep && strm.bodyLeftUnread()) lingerBeforeClose(c->fd);
     endServing(c->fd);
     if (keep) return toGate(std::move(c));
     closed(*c);

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -84,6 +85,19 @@ class RawConn {
   bool closedWithin(std::chrono::milliseconds timeout) {
     receive(timeout);
     return closedByPeer_;
+  }
+  /// Sends `data` as far as the peer takes it within `timeout` (a client that writes its whole
+  /// body before it reads). A reset or closed peer ends it (what came is then for receive());
+  /// false on any other error.
+  bool sendSome(std::string_view data, std::chrono::milliseconds timeout) {
+    for (auto until = Clock::now() + timeout; !data.empty() && Clock::now() < until;) {
+      pollfd p{fd_, POLLOUT, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno != EAGAIN) return errno == ECONNRESET || errno == EPIPE;
+      if (n > 0) data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
   }
   /// Takes at most `bytes` of what arrived, without waiting.
   std::size_t takeSome(std::size_t bytes) {
@@ -456,6 +470,18 @@ TEST(ApiHttpFrontStop, AnAnswerReadSlowlyIsCutAtItsDeadline) {
   EXPECT_EQ(front.server().stats().open, 0u) << got << " bytes read";
   EXPECT_LT(Clock::now() - t0, 3s);
   EXPECT_GT(got, 0u);
+}
+
+TEST_F(ApiHttpFront, A413BeforeTheBodyReachesAClientStillSending) {
+  serve();  // /api/v1/placement: 64 KiB; 8 MiB declared, 256 KiB of it sent before reading
+  RawConn c(port_);
+  ASSERT_TRUE(
+      c.send("POST /api/v1/placement HTTP/1.1\r\nHost: x\r\nContent-Length: 8388608\r\n\r\n"));
+  ASSERT_TRUE(c.sendSome(std::string(256 * 1024, ' '), 2s));
+  const std::string r = c.receive(3s);
+  EXPECT_EQ(statusOf(r), 413) << r.substr(0, 200);
+  EXPECT_NE(r.find("Connection: close"), std::string::npos) << r.substr(0, 300);
+  EXPECT_TRUE(alive());
 }
 
 }  // namespace
