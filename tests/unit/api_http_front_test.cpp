@@ -473,7 +473,10 @@ TEST(ApiHttpFrontStop, AnAnswerReadSlowlyIsCutAtItsDeadline) {
 }
 
 TEST_F(ApiHttpFront, A413BeforeTheBodyReachesAClientStillSending) {
-  serve();  // /api/v1/placement: 64 KiB; 8 MiB declared, 256 KiB of it sent before reading
+  // /api/v1/placement: 64 KiB; 8 MiB declared, 256 KiB of it sent before reading. The answer
+  // says Connection: close; the server lingers before close() (on loopback the reset a close()
+  // with unread bytes causes does not drop the answer, so only the header is checked here).
+  serve();
   RawConn c(port_);
   ASSERT_TRUE(
       c.send("POST /api/v1/placement HTTP/1.1\r\nHost: x\r\nContent-Length: 8388608\r\n\r\n"));
