@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "telemetry/heap_tuning.h"
@@ -26,9 +27,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// Bytes the gate peeks at: a request line and header longer than this go to a worker anyway
-/// (httplib answers 414/400 for over-long ones).
+/// Bytes the gate peeks at: a request line and header longer than this are answered 431.
 constexpr std::size_t kPeekBytes = 16 * 1024;
+/// What an answer from the gate reads (and drops) of the request at most before it is sent.
+constexpr std::size_t kDrainBytes = 64 * 1024;
+/// After an answer that left the request's body unread (413, 415): what is read and dropped at
+/// most, and for how long, before close() (so that the client receives the answer, not a reset).
+constexpr std::size_t kLingerBytes = 1024 * 1024;
+constexpr std::chrono::milliseconds kLinger{500};
 /// A body this large, once answered, gives the freed heap back to the kernel.
 constexpr std::size_t kReleaseHeapAfterBytes = 1024 * 1024;
 constexpr std::size_t kNoLimit = static_cast<std::size_t>(-1);
@@ -37,8 +43,9 @@ constexpr std::size_t kNoLimit = static_cast<std::size_t>(-1);
 struct Connection {
   int fd = -1;
   Clock::time_point opened;
-  Clock::time_point deadline;  // in the gate: closed at this time
-  bool started = false;        // a byte of the next request arrived
+  Clock::time_point deadline;        // in the gate: closed at this time
+  Clock::time_point headerDeadline;  // the end of the next request's header is due
+  bool started = false;              // a byte of the next request arrived
   std::size_t requests = 0;
   std::string readAhead;  // received, not yet handed to the parser (a pipelined request)
   std::string remoteAddr;
@@ -65,20 +72,41 @@ int portOf(const sockaddr_storage& a) {
   return -1;
 }
 
-/// Answers 503 without reading the request and closes (the gate and accept threads: never
-/// blocks). The peeked request bytes are drained first so the close is not a reset.
-void refuseBusy(int fd) {
-  static const std::string body =
-      "{\"error\":{\"code\":503,\"message\":\"server busy: too many connections or requests "
-      "waiting, retry later\"}}\n";
-  static const std::string text =
-      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
-      std::to_string(body.size()) + "\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + body;
+/// Sends `text` without reading the request and ends the connection's output (the gate and
+/// accept threads: never blocks). Up to kDrainBytes of the received request bytes are drained
+/// first so the close is not a reset.
+void answerAndEnd(int fd, const std::string& text) {
   char sink[4096];
-  while (::recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0) {
+  std::size_t drained = 0;
+  for (ssize_t n = 0; drained < kDrainBytes; drained += static_cast<std::size_t>(n)) {
+    n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+    if (n <= 0) break;
   }
   [[maybe_unused]] auto n = ::send(fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   ::shutdown(fd, SHUT_WR);
+}
+
+std::string errorAnswer(int code, const char* reason, const char* message, const char* extra) {
+  const std::string body =
+      "{\"error\":{\"code\":" + std::to_string(code) + ",\"message\":\"" + message + "\"}}\n";
+  return "HTTP/1.1 " + std::to_string(code) + " " + reason +
+         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n" + extra + "Connection: close\r\n\r\n" + body;
+}
+
+/// Answers 503 and closes (see answerAndEnd).
+void refuseBusy(int fd) {
+  static const std::string text = errorAnswer(
+      503, "Service Unavailable",
+      "server busy: too many connections or requests waiting, retry later", "Retry-After: 1\r\n");
+  answerAndEnd(fd, text);
+}
+
+/// Answers 431 (no end of the header within kPeekBytes) and closes (see answerAndEnd).
+void refuseHeaderTooLarge(int fd) {
+  static const std::string text =
+      errorAnswer(431, "Request Header Fields Too Large", "request header over 16 KiB", "");
+  answerAndEnd(fd, text);
 }
 
 int msUntil(Clock::time_point t) {
@@ -86,14 +114,34 @@ int msUntil(Clock::time_point t) {
   return ms <= 0 ? 0 : static_cast<int>(std::min<long long>(ms, 60'000));
 }
 
+/// Ends the output and reads (drops) what the client still sends, up to kLingerBytes or kLinger,
+/// or until it closes: a close() with unread bytes would reset the connection, and the client's
+/// stack would drop the answer it had not read yet.
+void lingerBeforeClose(int fd) {
+  ::shutdown(fd, SHUT_WR);
+  const auto until = Clock::now() + kLinger;
+  char sink[16 * 1024];
+  for (std::size_t drained = 0; drained < kLingerBytes;) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, msUntil(until)) <= 0) break;
+    const ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
+    if (n > 0) drained += static_cast<std::size_t>(n);
+  }
+}
+
 /// httplib's view of one connection during one request: reads bounded by the request's
-/// deadline, the per-read timeout and the body limit; writes by the per-write timeout.
+/// deadline (the header's by what is left of the header deadline), the per-read timeout and the
+/// body limit; writes by the per-write timeout and the answer's deadline (requestTimeout from its
+/// first byte).
 class ConnStream final : public httplib::Stream {
  public:
   ConnStream(Connection& c, const HttpLimits& limits) : c_(c), limits_(limits) {}
 
   void beginRequest() {
     deadline_ = Clock::now() + limits_.requestTimeout;
+    inHeader_ = true;
+    answering_ = false;
     consumed_ = 0;
     bodyStart_ = 0;
     bodyLimit_ = kNoLimit;
@@ -102,18 +150,25 @@ class ConnStream final : public httplib::Stream {
     closeAfter_ = false;
   }
   void limitBody(std::size_t bytes) {
+    inHeader_ = false;
     bodyStart_ = consumed_;
     // Chunk framing is counted too: a little room above the limit of the decoded body (which
     // the router checks exactly once the body is read).
     bodyLimit_ = bytes + bytes / 8 + 4096;
   }
   void noBody() {
+    inHeader_ = false;
     bodyStart_ = consumed_;
     noBody_ = true;
   }
   bool tooLarge() const { return tooLarge_; }
   bool broken() const { return broken_ || tooLarge_ || closeAfter_; }
-  void closeAfter() { closeAfter_ = true; }
+  /// The answer was sent with the request's body (partly) unread.
+  bool bodyLeftUnread() const { return !broken_ && (tooLarge_ || closeAfter_); }
+  void closeAfter() {
+    inHeader_ = false;
+    closeAfter_ = true;
+  }
   std::size_t bodyBytes() const { return consumed_ - bodyStart_; }
 
   bool is_readable() const override { return !c_.readAhead.empty() || waitFor(POLLIN); }
@@ -140,7 +195,15 @@ class ConnStream final : public httplib::Stream {
   }
 
   ssize_t write(const char* ptr, size_t size) override {
+    if (!answering_) {
+      answering_ = true;
+      answerDeadline_ = Clock::now() + limits_.requestTimeout;
+    }
     for (;;) {
+      if (Clock::now() >= answerDeadline_) {
+        broken_ = true;  // a client reading a few bytes now and then
+        return -1;
+      }
       const ssize_t n = ::send(c_.fd, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n >= 0) return n;
       if (errno == EINTR) continue;
@@ -166,11 +229,16 @@ class ConnStream final : public httplib::Stream {
   socket_t socket() const override { return c_.fd; }
 
  private:
-  /// Waits for `events` within the per-operation timeout and the request's deadline.
+  /// Waits for `events` within the per-operation timeout and the request's (a read) or the
+  /// answer's (a write) deadline.
   bool waitFor(short events) const {
-    const auto perOp = events == POLLIN ? limits_.readTimeout : limits_.writeTimeout;
-    const auto until =
-        events == POLLIN ? std::min(Clock::now() + perOp, deadline_) : Clock::now() + perOp;
+    auto until = Clock::now() + (events == POLLIN ? limits_.readTimeout : limits_.writeTimeout);
+    if (events == POLLIN) {
+      until = std::min(until, deadline_);
+      if (inHeader_) until = std::min(until, c_.headerDeadline);
+    } else if (answering_) {
+      until = std::min(until, answerDeadline_);
+    }
     for (;;) {
       pollfd p{c_.fd, events, 0};
       const int r = ::poll(&p, 1, msUntil(until));
@@ -197,6 +265,9 @@ class ConnStream final : public httplib::Stream {
   Connection& c_;
   const HttpLimits& limits_;
   Clock::time_point deadline_;
+  Clock::time_point answerDeadline_;
+  bool inHeader_ = true;    // the router has not seen the header yet
+  bool answering_ = false;  // the answer's first byte was written
   std::size_t consumed_ = 0;
   std::size_t bodyStart_ = 0;
   std::size_t bodyLimit_ = kNoLimit;
@@ -263,14 +334,21 @@ class HttpFront {
     health_.start();
   }
 
-  /// Closes every connection; joins the gate and the workers (they finish their request).
+  /// Closes every connection; joins the gate and the workers. The sockets being served are shut
+  /// down (a worker waiting for a client is woken at once), the queued connections answered 503.
   void stop() {
+    std::vector<ConnectionPtr> arrived;
     {
       std::lock_guard lock(mu_);
       if (stopped_) return;
       stopped_ = true;
-      incoming_.clear();
+      // First: a worker woken below takes no queued connection (those are answered 503).
+      main_.halt();
+      health_.halt();
+      arrived.swap(incoming_);
+      for (int fd : serving_) ::shutdown(fd, SHUT_RDWR);
     }
+    for (auto& c : arrived) closed(*c);
     wake();
     if (gate_.joinable()) gate_.join();
     main_.stop();
@@ -303,8 +381,11 @@ class HttpFront {
   }
 
   HttpFrontStats stats() const {
+    const std::size_t queued = main_.size() + health_.size();
     std::lock_guard lock(statsMu_);
-    return stats_;
+    HttpFrontStats s = stats_;
+    s.queued = queued;
+    return s;
   }
 
  private:
@@ -315,26 +396,37 @@ class HttpFront {
     void start() {
       for (std::size_t i = 0; i < threads_; ++i) workers_.emplace_back([this] { run(); });
     }
-    /// false when the queue is full (the caller refuses the connection).
+    /// false when the queue is full and no worker is idle (the caller refuses the connection).
     bool tryPush(ConnectionPtr& c) {
       {
         std::lock_guard lock(mu_);
-        if (stopped_ || queue_.size() >= maxQueued_) return false;
+        if (stopped_ || queue_.size() >= maxQueued_ + idle_) return false;
         queue_.push_back(std::move(c));
       }
       cv_.notify_one();
       return true;
     }
-    void stop() {
+    /// No connection is taken from the queue any more.
+    void halt() {
       {
         std::lock_guard lock(mu_);
         stopped_ = true;
       }
       cv_.notify_all();
+    }
+    void stop() {
+      halt();
       for (auto& t : workers_) t.join();
       workers_.clear();
-      for (auto& c : queue_) front_.closed(*c);
+      for (auto& c : queue_) {
+        refuseBusy(c->fd);
+        front_.closed(*c);
+      }
       queue_.clear();
+    }
+    std::size_t size() const {
+      std::lock_guard lock(mu_);
+      return queue_.size();
     }
 
    private:
@@ -343,19 +435,22 @@ class HttpFront {
         ConnectionPtr c;
         {
           std::unique_lock lock(mu_);
+          ++idle_;
           cv_.wait(lock, [this] { return stopped_ || !queue_.empty(); });
+          --idle_;
           if (stopped_) return;
           c = std::move(queue_.front());
           queue_.pop_front();
         }
-        front_.serve(std::move(c));
+        front_.serve(std::move(c), *this);
       }
     }
 
     HttpFront& front_;
     std::size_t threads_;
     std::size_t maxQueued_;
-    std::mutex mu_;
+    std::size_t idle_ = 0;  // workers waiting for a connection
+    mutable std::mutex mu_;
     std::condition_variable cv_;
     std::deque<ConnectionPtr> queue_;
     std::vector<std::thread> workers_;
@@ -369,8 +464,10 @@ class HttpFront {
 
   /// Into the gate (from any thread): waits there for its next request header.
   void toGate(ConnectionPtr c) {
-    c->started = false;
-    c->deadline = Clock::now() + limits_.idleTimeout;
+    // A part (or the whole) of the next header may be read ahead already.
+    c->started = !c->readAhead.empty();
+    c->deadline = Clock::now() + (c->started ? limits_.headerTimeout : limits_.idleTimeout);
+    c->headerDeadline = c->deadline;
     {
       std::lock_guard lock(mu_);
       if (!stopped_) {
@@ -398,6 +495,10 @@ class HttpFront {
     auto lastSweep = Clock::now();
     for (;;) {
       const int n = ::epoll_wait(epoll_, events, 64, 100);
+      // Drained before the list is taken: a connection queued after this wakes the next wait.
+      std::uint64_t v;
+      while (::read(wake_, &v, sizeof v) > 0) {
+      }
       std::vector<ConnectionPtr> arrived;
       {
         std::lock_guard lock(mu_);
@@ -417,12 +518,7 @@ class HttpFront {
         inspect(held, fd);  // bytes may be there already
       }
       for (int i = 0; i < n; ++i) {
-        if (events[i].data.fd == wake_) {
-          std::uint64_t v;
-          while (::read(wake_, &v, sizeof v) > 0) {
-          }
-          continue;
-        }
+        if (events[i].data.fd == wake_) continue;
         inspect(held, events[i].data.fd);
       }
       if (Clock::now() - lastSweep >= std::chrono::milliseconds(100)) {
@@ -441,30 +537,43 @@ class HttpFront {
     Connection& c = *it->second;
     char buf[kPeekBytes];
     const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-    if (n <= 0) return drop(held, it);
+    const bool nothingYet = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+    // A part of the header (or a whole one) may have come with the previous request.
+    const bool aheadComplete = c.readAhead.find("\r\n\r\n") != std::string::npos;
+    if (n == 0 || (n < 0 && !nothingYet)) {
+      if (!aheadComplete) return drop(held, it);
+    } else if (nothingYet && !aheadComplete) {
+      return;
+    }
+    const std::size_t got = n > 0 ? static_cast<std::size_t>(n) : 0;
     if (!c.started) {
       c.started = true;
       c.deadline = Clock::now() + limits_.headerTimeout;
+      c.headerDeadline = c.deadline;
     }
-    // A part of the header may have come with the previous request (read ahead).
     std::string joined;
-    if (!c.readAhead.empty()) joined = c.readAhead + std::string(buf, static_cast<std::size_t>(n));
-    const std::string_view head = joined.empty()
-                                      ? std::string_view(buf, static_cast<std::size_t>(n))
-                                      : std::string_view(joined);
-    if (head.find("\r\n\r\n") == std::string_view::npos && head.size() < kPeekBytes)
-      return;  // the header is not complete yet: wait for more
+    if (!c.readAhead.empty()) joined = c.readAhead + std::string(buf, got);
+    const std::string_view head =
+        joined.empty() ? std::string_view(buf, got) : std::string_view(joined);
+    const bool complete = head.find("\r\n\r\n") != std::string_view::npos;
+    if (!complete && head.size() < kPeekBytes) return;  // not complete yet: wait for more
     ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
     ConnectionPtr conn = std::move(it->second);
     held.erase(it);
-    Pool& pool = isHealthProbe(head) ? health_ : main_;
+    if (!complete) {
+      count(&HttpFrontStats::refusedHeaderTooLarge);
+      refuseHeaderTooLarge(conn->fd);
+      return closed(*conn);
+    }
+    Pool& pool = poolOf(head);
     if (!pool.tryPush(conn)) {
       count(&HttpFrontStats::refusedBusy);
       refuseBusy(conn->fd);
       closed(*conn);
     }
   }
+
+  Pool& poolOf(std::string_view head) { return isHealthProbe(head) ? health_ : main_; }
 
   static bool isHealthProbe(std::string_view head) {
     for (std::string_view p : {"GET /api/v1/health/live", "GET /api/v1/health/ready"}) {
@@ -495,8 +604,10 @@ class HttpFront {
     }
   }
 
-  /// Serves a connection's requests on a worker, then hands it back to the gate (or closes it).
-  void serve(ConnectionPtr c) {
+  /// Serves a connection's requests on a worker of `pool`, then hands it back to the gate (or
+  /// closes it).
+  void serve(ConnectionPtr c, Pool& pool) {
+    beginServing(c->fd);
     ConnStream strm(*c, limits_);
     tCurrent = &strm;
     bool keep = false;
@@ -511,13 +622,37 @@ class HttpFront {
       if (strm.tooLarge()) count(&HttpFrontStats::refusedTooLarge);
       if (strm.bodyBytes() >= kReleaseHeapAfterBytes) telemetry::releaseFreeHeap();
       keep = ok && !connectionClosed && !last && !strm.broken();
-      // A whole pipelined header is already here: served on this worker; a part of one waits
-      // in the gate like any other.
+      // A whole pipelined header of this pool's is served on this worker; one of the other pool
+      // goes through the gate (and that pool's queue bound); a part of one waits in the gate.
       if (!keep || c->readAhead.find("\r\n\r\n") == std::string::npos) break;
+      if (&poolOf(c->readAhead) != &pool) break;
+      c->headerDeadline = Clock::now() + limits_.headerTimeout;
     }
     tCurrent = nullptr;
+    if (!keep && strm.bodyLeftUnread()) lingerBeforeClose(c->fd);
+    endServing(c->fd);
     if (keep) return toGate(std::move(c));
     closed(*c);
+  }
+
+  /// `fd` is on a worker: stop() shuts it down (at once when stopping already).
+  void beginServing(int fd) {
+    {
+      std::lock_guard lock(mu_);
+      serving_.insert(fd);
+      if (stopped_) ::shutdown(fd, SHUT_RDWR);
+    }
+    std::lock_guard lock(statsMu_);
+    ++stats_.serving;
+  }
+  /// Before the fd may be closed (stop() never shuts down a number reused by another socket).
+  void endServing(int fd) {
+    {
+      std::lock_guard lock(mu_);
+      serving_.erase(fd);
+    }
+    std::lock_guard lock(statsMu_);
+    --stats_.serving;
   }
 
   bool stopping() {
@@ -531,6 +666,7 @@ class HttpFront {
   int wake_ = -1;
   std::mutex mu_;
   std::vector<ConnectionPtr> incoming_;
+  std::unordered_set<int> serving_;  // fds on a worker now
   bool started_ = false;
   bool stopped_ = false;
   std::thread gate_;

@@ -9,18 +9,24 @@
 //     connections and idle keep-alive ones) in an epoll set, peeking (MSG_PEEK) at what arrived.
 //     Such connections cost a file descriptor, not a worker. A connection whose header is not
 //     complete within `headerTimeout` of its first byte, or that sends nothing for
-//     `idleTimeout`, is closed;
+//     `idleTimeout`, is closed; a header longer than 16 KiB is answered 431 and closed;
 //   - two worker pools: a connection whose header is complete goes to the health pool when its
 //     request line is GET /api/v1/health/live or /api/v1/health/ready, else to the main pool.
-//     Each pool has a bounded queue: when it is full the connection is answered 503 at once
-//     (JSON error, Retry-After: 1, Connection: close) from the gate thread, never queued;
+//     Each pool has a bounded queue: when it is full (and no worker is idle) the connection is
+//     answered 503 at once (JSON error, Retry-After: 1, Connection: close) from the gate thread,
+//     never queued. A pipelined request goes on on the same worker only when it belongs to the
+//     same pool; else the connection goes back through the gate;
 //   - per request, on a worker: the whole request (header and body) must arrive within
-//     `requestTimeout`, each read within `readTimeout`, each write within `writeTimeout`; at most
+//     `requestTimeout` (its header within what is left of `headerTimeout`), each read within
+//     `readTimeout`, each write within `writeTimeout`, the whole answer within `requestTimeout`
+//     from its first byte; at most
 //     `bodyLimit` bytes of body are received (counted on the wire, chunked or not: see
 //     limitCurrentRequestBody), then the connection is answered 413 and closed;
 //   - keep-alive: at most `keepAliveMax` requests and `keepAliveLifetime` per connection; between
 //     requests the connection goes back to the gate (an idle keep-alive client holds no worker);
-//   - at most `maxConnections` open connections; one more is answered 503 and closed.
+//   - at most `maxConnections` open connections; one more is answered 503 and closed;
+//   - stop() wakes the workers (their sockets are shut down), answers the queued connections
+//     503 and returns within about a second whatever the clients do.
 //
 // TLS is not handled here: cpp-httplib's SSL stream is internal to its SSLServer and cannot be
 // driven from outside, so an HTTPS server keeps httplib's own thread per connection (with the
@@ -60,12 +66,15 @@ struct HttpLimits {
 /// What the front did since it started (for tests and the access log).
 struct HttpFrontStats {
   std::uint64_t accepted = 0;
-  std::uint64_t refusedBusy = 0;       ///< 503: a queue or the connection limit was full
-  std::uint64_t closedIdle = 0;        ///< no request within idleTimeout
-  std::uint64_t closedSlowHeader = 0;  ///< header not complete within headerTimeout
-  std::uint64_t refusedTooLarge = 0;   ///< 413 on bytes received
+  std::uint64_t refusedBusy = 0;            ///< 503: a queue or the connection limit was full
+  std::uint64_t closedIdle = 0;             ///< no request within idleTimeout
+  std::uint64_t closedSlowHeader = 0;       ///< header not complete within headerTimeout
+  std::uint64_t refusedTooLarge = 0;        ///< 413 on bytes received
+  std::uint64_t refusedHeaderTooLarge = 0;  ///< 431: no end of header in the first 16 KiB
   std::uint64_t requests = 0;
-  std::uint64_t open = 0;  ///< connections open now
+  std::uint64_t open = 0;     ///< connections open now
+  std::uint64_t serving = 0;  ///< connections on a worker now
+  std::uint64_t queued = 0;   ///< connections waiting for a worker now
 };
 
 /// Within a request served by an HttpFront (on its worker thread): the body of this request may

@@ -42,6 +42,7 @@ bool Router::beforeBody(const Request& req, Response& res) const {
   if (!encoding.empty() && encoding != "identity") {
     closeCurrentConnection();
     sendError(res, 415, "Content-Encoding " + encoding + " is not accepted; send the body as is");
+    res.set_header("Connection", "close");
     return true;
   }
   const std::size_t limit = limitOf(req);
@@ -61,6 +62,7 @@ bool Router::beforeBody(const Request& req, Response& res) const {
   if (n <= limit) return false;
   closeCurrentConnection();  // the body stays unread
   refuseTooLarge(res);
+  res.set_header("Connection", "close");
   return true;
 }
 

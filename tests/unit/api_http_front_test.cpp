@@ -2,7 +2,8 @@
 // queries and bodies (JSON errors, never a crash or a 500), bodies over the route's limit sent
 // chunked (413 on the bytes received), compressed bodies (415), writes without a body, idle and
 // trickling connections (held by the gate, not by workers), the bounded queue (503 at once), the
-// header deadline and the keep-alive bound.
+// header deadline and the keep-alive bound, over-long headers (431), pipelined requests of the
+// other pool, stop() against clients that hold their connection, answers read slowly.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -11,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -18,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/http/http_front.h"
 #include "api/http/rest_server.h"
 #include "tests/support/fabrics.h"
 #include "tests/support/in_process_daemon.h"
@@ -32,8 +35,11 @@ using Clock = std::chrono::steady_clock;
 /// A raw TCP connection to the daemon: what a hostile client sends, byte for byte.
 class RawConn {
  public:
-  explicit RawConn(int port) {
+  /// `receiveBuffer` > 0: SO_RCVBUF before the connect (a client that takes little at a time).
+  explicit RawConn(int port, int receiveBuffer = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (receiveBuffer > 0)
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, sizeof receiveBuffer);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -79,6 +85,25 @@ class RawConn {
   bool closedWithin(std::chrono::milliseconds timeout) {
     receive(timeout);
     return closedByPeer_;
+  }
+  /// Sends `data` as far as the peer takes it within `timeout` (a client that writes its whole
+  /// body before it reads). A reset or closed peer ends it (what came is then for receive());
+  /// false on any other error.
+  bool sendSome(std::string_view data, std::chrono::milliseconds timeout) {
+    for (auto until = Clock::now() + timeout; !data.empty() && Clock::now() < until;) {
+      pollfd p{fd_, POLLOUT, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno != EAGAIN) return errno == ECONNRESET || errno == EPIPE;
+      if (n > 0) data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+  /// Takes at most `bytes` of what arrived, without waiting.
+  std::size_t takeSome(std::size_t bytes) {
+    std::string buf(bytes, '\0');
+    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
+    return n > 0 ? static_cast<std::size_t>(n) : 0;
   }
 
  private:
@@ -321,6 +346,145 @@ TEST_F(ApiHttpFront, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_LT(got.find("\"live\""), got.find("\"switches\""));
   ASSERT_TRUE(c.send("lth/live HTTP/1.1\r\nHost: x\r\n\r\n"));
   EXPECT_EQ(statusOf(c.receive(2s)), 200);
+}
+
+TEST_F(ApiHttpFront, AHeaderOver16KiBWithoutItsEndIsAnswered431ByTheGate) {
+  serve();
+  RawConn c(port_);
+  std::string head = "GET /api/v1/links HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; head.size() < 20 * 1024; ++i)
+    head += "X-Pad-" + std::to_string(i) + ": " + std::string(40, 'p') + "\r\n";
+  ASSERT_TRUE(c.send(head));  // and never the empty line
+  const auto t0 = Clock::now();
+  const std::string r = c.receive(3s);
+  EXPECT_EQ(statusOf(r), 431) << r.substr(0, 200);
+  EXPECT_EQ(bodyOf(r)["error"]["code"], 431);
+  EXPECT_LT(Clock::now() - t0, 1s);
+  EXPECT_TRUE(c.closedWithin(2s));
+  EXPECT_TRUE(alive());
+}
+
+TEST_F(ApiHttpFront, APipelinedRequestOfTheOtherPoolGoesThroughTheGate) {
+  serve();  // 2 health workers
+  // A probe, then a POST whose body never comes: the POST must not hold a health worker.
+  const std::string both =
+      "GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\n\r\n"
+      "POST /api/v1/placement HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n";
+  std::vector<std::unique_ptr<RawConn>> conns;
+  for (int i = 0; i < 2; ++i) {
+    conns.push_back(std::make_unique<RawConn>(port_));
+    ASSERT_TRUE(conns.back()->send(both));
+    EXPECT_EQ(statusOf(conns.back()->receive(2s)), 200);
+  }
+  double seconds = 0;
+  EXPECT_EQ(timedGet("/api/v1/health/live", 2s, seconds), 200);
+  EXPECT_LT(seconds, 1.0);
+}
+
+TEST_F(ApiHttpFront, WithNoQueueAnIdleWorkerStillServes) {
+  RestOptions ro;
+  ro.threads = 1;
+  ro.http.maxQueued = 0;
+  ro.http.maxHealthQueued = 0;
+  serve(ro);
+  EXPECT_EQ(statusOf(exchange("GET /api/v1/topology HTTP/1.1\r\nHost: x\r\n\r\n")), 200);
+  EXPECT_TRUE(alive());
+}
+
+/// A FrontedServer with plain handlers, served from a thread (no daemon).
+class BareFront {
+ public:
+  explicit BareFront(HttpLimits limits) : server_(limits) {
+    server_.Post("/echo", [](const httplib::Request& req, httplib::Response& res) {
+      res.set_content(req.body, "text/plain");
+    });
+    server_.Get("/big", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(64 * 1024 * 1024, 'x'), "text/plain");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    for (auto until = Clock::now() + 5s; !server_.is_running() && Clock::now() < until;)
+      std::this_thread::yield();
+  }
+  ~BareFront() {
+    server_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  /// Stops the server; the time until its thread is back.
+  std::chrono::milliseconds stop() {
+    const auto t0 = Clock::now();
+    server_.stop();
+    thread_.join();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+  }
+  int port() const { return port_; }
+  FrontedServer& server() { return server_; }
+  /// Waits (up to 5 s) until `pred(stats())`.
+  template <class Pred>
+  bool waitFor(Pred pred) {
+    for (auto until = Clock::now() + 5s; Clock::now() < until; std::this_thread::yield())
+      if (pred(server_.stats())) return true;
+    return pred(server_.stats());
+  }
+
+ private:
+  FrontedServer server_;
+  int port_ = -1;
+  std::thread thread_;
+};
+
+TEST(ApiHttpFrontStop, StopWakesTheWorkersAndAnswersTheQueued503) {
+  HttpLimits limits;
+  limits.workers = 1;
+  limits.readTimeout = 30s;
+  limits.headerTimeout = 30s;
+  BareFront front(limits);
+  RawConn body(front.port());  // the worker waits for the rest of this body
+  ASSERT_TRUE(body.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc"));
+  ASSERT_TRUE(front.waitFor([](const HttpFrontStats& s) { return s.serving == 1; }));
+  RawConn queued(front.port());
+  ASSERT_TRUE(queued.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\na"));
+  ASSERT_TRUE(front.waitFor([](const HttpFrontStats& s) { return s.queued == 1; }));
+  EXPECT_LT(front.stop(), 1500ms);
+  const std::string r = queued.receive(2s);
+  EXPECT_EQ(statusOf(r), 503) << r;
+  EXPECT_EQ(front.server().stats().open, 0u);
+  EXPECT_EQ(front.server().stats().serving, 0u);
+}
+
+TEST(ApiHttpFrontStop, AnAnswerReadSlowlyIsCutAtItsDeadline) {
+  HttpLimits limits;
+  limits.requestTimeout = 1s;
+  limits.writeTimeout = 10s;  // longer than the test: only the answer's deadline can end it
+  BareFront front(limits);
+  RawConn c(front.port(), 4096);
+  ASSERT_TRUE(c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(front.waitFor([](const HttpFrontStats& s) { return s.serving == 1; }));
+  const auto t0 = Clock::now();
+  std::size_t got = 0;
+  // 1 KB every 20 ms (64 MiB would take ~20 minutes): the server closes at the answer's deadline.
+  while (front.server().stats().open != 0 && Clock::now() - t0 < 6s) {
+    got += c.takeSome(1000);
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(front.server().stats().open, 0u) << got << " bytes read";
+  EXPECT_LT(Clock::now() - t0, 3s);
+  EXPECT_GT(got, 0u);
+}
+
+TEST_F(ApiHttpFront, A413BeforeTheBodyReachesAClientStillSending) {
+  // /api/v1/placement: 64 KiB; 8 MiB declared, 256 KiB of it sent before reading. The answer
+  // says Connection: close; the server lingers before close() (on loopback the reset a close()
+  // with unread bytes causes does not drop the answer, so only the header is checked here).
+  serve();
+  RawConn c(port_);
+  ASSERT_TRUE(
+      c.send("POST /api/v1/placement HTTP/1.1\r\nHost: x\r\nContent-Length: 8388608\r\n\r\n"));
+  ASSERT_TRUE(c.sendSome(std::string(256 * 1024, ' '), 2s));
+  const std::string r = c.receive(3s);
+  EXPECT_EQ(statusOf(r), 413) << r.substr(0, 200);
+  EXPECT_NE(r.find("Connection: close"), std::string::npos) << r.substr(0, 300);
+  EXPECT_TRUE(alive());
 }
 
 }  // namespace
