@@ -16,12 +16,13 @@
 // before no longer has a link (or its node is gone), the next CounterSnapshot lists that port
 // once with status kGone, and it is polled no more.
 //
-// sweep() sends every counter query of a sweep as one engine batch and returns when all are
-// answered (the daemon's sweep thread). sweep(sink) is for callers that print as they go (the
-// one-shot CLI): it sends the queries in slices of a few engine windows, ports interleaved across
-// their LIDs so that every slice keeps the window full, two slices in flight, and hands each
-// port's sample to the sink as soon as its slice is done. It returns the same snapshot; the
-// engine holds a slice's requests and results at a time, not the sweep's.
+// sweep() sends the counter queries of a sweep in slices of a few engine windows, ports
+// interleaved across their LIDs so that every slice keeps the window full, two slices in flight,
+// and returns when all are answered (the daemon's sweep thread): the engine holds a slice's
+// requests and results at a time, not the sweep's. The slices share one deadline, the engine's
+// batchWatchdog from the sweep's first send, as one batch would. sweep(sink) is the same sweep
+// for callers that print as they go (the one-shot CLI): it also hands each port's sample to the
+// sink as soon as its slice is done, and returns the same snapshot.
 //
 // Thread-safety: a CounterSweeper is used from one thread at a time (setTopology and sweep must
 // not race). The snapshots it returns are immutable and thread-safe to read from anywhere.
@@ -251,8 +252,8 @@ class CounterSweeper {
   /// The same sweep, streamed: `sink` sees every port's sample once, as soon as the slice that
   /// read it has completed (the clear-saturated policy, when on, has run for it), in the order
   /// the slices were sent, not sorted; ports reported gone come last. Returns the same snapshot
-  /// as sweep() (sorted by key, same statuses, stats and failures); the engine's per-batch limits
-  /// (batchWatchdog, failFastAfter) apply per slice.
+  /// as sweep() (sorted by key, same statuses, stats and failures). The engine's failFastAfter
+  /// applies per slice; its batchWatchdog to the whole sweep.
   CounterSnapshotPtr sweep(const SampleSink& sink);
   /// The next sweep is numbered at least `sequence` + 1 (a sweeper that replaces another).
   void continueSequenceAfter(std::uint64_t sequence) { sequence_ = std::max(sequence_, sequence); }
@@ -272,6 +273,8 @@ class CounterSweeper {
     std::size_t port;
     QueryKind kind;
   };
+  /// sweep() and sweep(sink): `sink` may be null.
+  CounterSnapshotPtr sweepInSlices(const SampleSink* sink);
   /// Numbered snapshot with the capabilities read (their failures into `failures`).
   std::shared_ptr<CounterSnapshot> beginSweep(std::vector<TargetFailure>& failures);
   /// Fills the identity of target `i` into `s` and appends its counter queries; a port that

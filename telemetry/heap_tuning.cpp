@@ -11,6 +11,10 @@ bool keepLargeBuffersInHeap() {
   return mmapOk && trimOk;
 }
 
+bool mapLargeBuffers(std::size_t threshold) {
+  return mallopt(M_MMAP_THRESHOLD, static_cast<int>(threshold)) == 1;
+}
+
 bool limitHeapArenas(int arenas) { return mallopt(M_ARENA_MAX, arenas) == 1; }
 
 void releaseFreeHeap() { malloc_trim(0); }

@@ -1,13 +1,13 @@
 // Heap settings for processes that sweep large fabrics.
 //
-// A counter sweep of a 10,240-HCA fabric allocates a few large arrays every sweep (122,880 MAD
-// requests and as many results, ~36 MB each, and the port samples). glibc serves allocations that
-// size with fresh mmap()s and unmaps them on free, so every sweep paid page faults and the kernel
-// zeroing ~100 MB again (measured: building the requests and the result array took 2-3x longer
-// than with reused memory). keepLargeBuffersInHeap() raises the mmap and trim thresholds to
-// 256 MB so those arrays are carved from the heap and their pages stay mapped between sweeps;
-// the price is that the process keeps its high-water mark of such memory. Call it once, early in
-// main(), before threads start.
+// keepLargeBuffersInHeap() is for one-shot processes that sweep once or a few times (the CLI,
+// benchmarks): large arrays are carved from the heap and their pages stay mapped, so repeated
+// sweeps do not pay page faults and the kernel's zeroing again (measured, when a sweep was one
+// batch of 122,880 requests and results of ~36 MB each: building them took 2-3x longer with
+// fresh mmap()s); the price is keeping the high-water mark. The daemon wants the opposite, its
+// memory following its work: few arenas (limitHeapArenas), large blocks in their own mappings
+// (mapLargeBuffers), free pages given back after each sweep, crawl and rendering
+// (releaseFreeHeap). Call the settings once, early in main(), before threads start.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +22,13 @@ bool keepLargeBuffersInHeap();
 /// daemon): at most `arenas` malloc arenas (every thread that allocates would otherwise get its
 /// own, each keeping its free memory). Call once, early in main(), before threads start.
 bool limitHeapArenas(int arenas);
+
+/// For the daemon too: blocks of `threshold` bytes or more come from their own mmap() and go back
+/// to the kernel when freed (a sweep's samples, the crawl's text, a rates table), instead of
+/// glibc's default, which raises the threshold to the largest block freed so far (up to 32 MB)
+/// and from then on carves such blocks from the arenas, where they fragment what the arenas keep.
+/// Fixes the trim threshold at glibc's default as a side effect. Call once, early in main().
+bool mapLargeBuffers(std::size_t threshold);
 
 /// Gives the free pages of every arena back to the kernel (malloc_trim): after a sweep, a crawl
 /// or a rendering freed their large temporaries. Costs a walk of the free lists (about a

@@ -80,6 +80,10 @@ MadEngine::~MadEngine() {
 }
 
 MadBatchPtr MadEngine::submit(std::vector<MadRequest> requests) {
+  return submit(std::move(requests), Clock::time_point::max());
+}
+
+MadBatchPtr MadEngine::submit(std::vector<MadRequest> requests, Clock::time_point deadline) {
   auto batch = std::make_shared<MadBatch>(requests.size());
   if (requests.empty()) return batch;
   {
@@ -88,7 +92,7 @@ MadBatchPtr MadEngine::submit(std::vector<MadRequest> requests) {
       batch->waitFor(std::chrono::nanoseconds::zero());
       return batch;
     }
-    incoming_.push_back(Submission{batch, std::move(requests)});
+    incoming_.push_back(Submission{batch, std::move(requests), deadline});
   }
   cv_.notify_all();
   return batch;
@@ -157,7 +161,7 @@ void MadEngine::admit(std::vector<Submission>& incoming, Clock::time_point now) 
     ActiveBatch& ab = active_.emplace_back();
     ab.batch = std::move(s.batch);
     ab.requests = std::move(s.requests);
-    ab.deadline = now + options_.batchWatchdog;
+    ab.deadline = std::min(now + options_.batchWatchdog, s.deadline);
     ab.open = ab.requests.size();
     for (std::size_t i = 0; i < ab.requests.size(); ++i) {
       auto slot = std::make_unique<Slot>();

@@ -150,6 +150,9 @@ class MadEngine {
   MadEngine& operator=(const MadEngine&) = delete;
 
   MadBatchPtr submit(std::vector<MadRequest> requests);
+  /// The same, with a watchdog that expires at `deadline` (engine clock) if that is earlier than
+  /// `batchWatchdog` after admission: the slices of one sweep share the sweep's deadline.
+  MadBatchPtr submit(std::vector<MadRequest> requests, Clock::time_point deadline);
   /// submit() and wait; a wall-clock guard of twice the batch watchdog (at least 10 s) backs up
   /// the engine's own watchdog in case the transport itself blocks.
   std::vector<MadResult> run(std::vector<MadRequest> requests);
@@ -160,6 +163,7 @@ class MadEngine {
   struct Submission {
     MadBatchPtr batch;
     std::vector<MadRequest> requests;
+    Clock::time_point deadline = Clock::time_point::max();
   };
   struct ActiveBatch {
     MadBatchPtr batch;

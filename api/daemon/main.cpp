@@ -242,8 +242,10 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
 
 int main(int argc, char** argv) {
   // The daemon's memory follows its work (docs/daemon.md, "Memory"): few arenas, free pages
-  // given back after every sweep, crawl and rendering.
+  // given back after every sweep, crawl and rendering, blocks of 1 MiB and more mapped on their
+  // own.
   ibfabric::telemetry::limitHeapArenas(4);
+  ibfabric::telemetry::mapLargeBuffers(std::size_t{1} << 20);
   CLI::App app{"ibfabricd - InfiniBand fabric manager and telemetry daemon"};
   Flags flags;
   bool version = false, checkConfig = false, crawlOnce = false, madProxy = false;

@@ -586,6 +586,48 @@ TEST(CounterSweep, StreamedSweepHandsOverPortsBeforeTheLastQueryIsSent) {
   EXPECT_EQ(snap->stats.portsOk, 2u * kCas);
 }
 
+// A plane where nothing answers any more: the slices share one deadline, the engine's batch
+// watchdog from the sweep's first send, as one batch would. 120 ports, window 8: 4 slices of 64
+// requests; a slice of dead targets needs 8 rounds of 150 ms (50 ms, 2 retries) = 1.2 s > 1 s.
+// With a watchdog per slice the sweep took ~3 s and sent every slice.
+TEST(CounterSweep, SlicesShareOneDeadline) {
+  constexpr int kCas = 60;
+  FakePma pma;
+  wideCounters(pma, kCas);
+  pma.cpi[1] = caps(0x1300);
+  mad::FakeClock clock;
+  mad::FakeMadTransport transport(clock, pma.responder());
+  std::string error;
+  ASSERT_TRUE(transport.open(error));
+  mad::MadEngineOptions o;
+  o.window = 8;
+  o.retries = 2;
+  o.timeout = 50ms;
+  o.batchWatchdog = 1s;
+  mad::MadEngine engine(transport, clock, o);
+  CounterSweeper sweeper(engine, clock);
+  sweeper.setTopology(wideFabric(kCas));
+  ASSERT_EQ(sweeper.sweep()->stats.portsOk, 2u * kCas);
+
+  pma.dead.insert(1);
+  for (int i = 1; i <= kCas; ++i) pma.dead.insert(static_cast<std::uint16_t>(9 + i));
+  auto snap = sweeper.sweep();
+  EXPECT_LE(snap->stats.madDuration, 1200ms);
+  EXPECT_GE(snap->stats.madDuration, 1s);
+  EXPECT_EQ(snap->stats.portsOk, 0u);
+  EXPECT_EQ(snap->stats.requests, 4u * kCas);  // every query accounted, sent or not
+  EXPECT_EQ(snap->stats.failedRequests, 4u * kCas);
+  // The last two slices (56 ports) were never sent: at most two slices' requests went out.
+  EXPECT_LE(snap->stats.attempts, 2u * 64u * 3u);
+  std::size_t unsent = 0;
+  for (const PortSample& p : snap->ports) {
+    EXPECT_EQ(p.status, PortStatus::kTimeout) << p.detail;
+    if (p.detail.find("after 0 sends") != std::string::npos) ++unsent;
+  }
+  EXPECT_GE(unsent, 56u);
+  EXPECT_EQ(snap->failures.size(), static_cast<std::size_t>(kCas + 1));
+}
+
 TEST(CounterSweep, ClearRequestFields) {
   auto m = buildPortCountersClear(3, {Counter::kSymbolErrors, Counter::kXmitData});
   auto h = mad::decodeHeader(m);
