@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "tests/support/daemon_process.h"
+#include "tests/support/rest_get.h"
 #include "tests/support/scope_exit.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
@@ -32,21 +33,8 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-struct Http {
-  explicit Http(int port) : client("127.0.0.1", port) {
-    client.set_connection_timeout(5, 0);
-    client.set_read_timeout(10, 0);
-  }
-  std::pair<int, json> get(const std::string& path) {
-    auto res = client.Get(path.c_str());
-    if (!res) return {-1, json()};
-    return {res->status, json::parse(res->body, nullptr, false)};
-  }
-  json ok(const std::string& path) {
-    auto [status, body] = get(path);
-    EXPECT_EQ(status, 200) << path << ": " << body.dump();
-    return body;
-  }
+struct Http : JsonClient {
+  explicit Http(int port) : JsonClient(port) {}
   std::string metrics() {
     auto res = client.Get("/metrics");
     return res && res->status == 200 ? res->body : std::string();
@@ -59,7 +47,6 @@ struct Http {
   }
   std::uint64_t lastEventId() { return ok("/api/v1/events?limit=10000&since=0")["last_id"]; }
   std::uint64_t sequence() { return ok("/api/v1/health")["sweep"].value("sequence", 0ull); }
-  httplib::Client client;
 };
 
 /// The value of a metric line "name value" (no labels); -1 when absent.
@@ -73,16 +60,6 @@ double metricValue(const std::string& page, const std::string& name) {
 json fabricState(const SimFabric& fabric) {
   std::ifstream in(fabric.stateDir() / "state.json");
   return json::parse(in, nullptr, false);
-}
-
-pid_t processNamed(const SimFabric& fabric, const std::string& comm) {
-  for (pid_t p : fabricProcesses(fabric.name())) {
-    std::ifstream f("/proc/" + std::to_string(p) + "/comm");
-    std::string name;
-    std::getline(f, name);
-    if (name == comm) return p;
-  }
-  return -1;
 }
 
 std::string readFile(const std::filesystem::path& p) {

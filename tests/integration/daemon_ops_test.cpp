@@ -18,6 +18,7 @@
 
 #include "tests/support/daemon_process.h"
 #include "tests/support/prometheus_fixture.h"
+#include "tests/support/rest_get.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
 
@@ -27,46 +28,6 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-struct Http {
-  explicit Http(int port) : client("127.0.0.1", port) { client.set_read_timeout(30, 0); }
-  /// GET; the status, and the body as JSON (null when not JSON or no answer).
-  std::pair<int, json> get(const std::string& path) {
-    auto res = client.Get(path.c_str());
-    if (!res) return {-1, json()};
-    return {res->status, json::parse(res->body, nullptr, false)};
-  }
-  json ok(const std::string& path) {
-    auto [status, body] = get(path);
-    EXPECT_EQ(status, 200) << path << ": " << body.dump();
-    return body;
-  }
-  std::pair<int, json> post(const std::string& path, const std::string& token) {
-    httplib::Headers h{{"Authorization", "Bearer " + token}};
-    auto res = client.Post(path.c_str(), h, "", "application/json");
-    if (!res) return {-1, json()};
-    return {res->status, json::parse(res->body, nullptr, false)};
-  }
-  httplib::Client client;
-};
-
-std::string guidOf(Http& http, const std::string& description) {
-  const json nodes = http.ok("/api/v1/nodes");  // alive while iterating
-  for (const auto& n : nodes["nodes"])
-    if (n["description"] == description) return n["guid"];
-  return "";
-}
-
-/// The pid of the fabric's ibsim (by its /proc comm), or -1.
-pid_t ibsimPid(const SimFabric& fabric) {
-  for (pid_t p : fabricProcesses(fabric.name())) {
-    std::ifstream comm("/proc/" + std::to_string(p) + "/comm");
-    std::string name;
-    std::getline(comm, name);
-    if (name == "ibsim") return p;
-  }
-  return -1;
-}
 
 class DaemonOps : public ::testing::Test {
  protected:
@@ -79,7 +40,7 @@ class DaemonOps : public ::testing::Test {
         std::vector<std::string>{"--config", config_.string(), "--listen", "127.0.0.1:0"});
     port_ = daemon_->waitForPort(60s);
     ASSERT_GT(port_, 0) << daemon_->log();
-    http_ = std::make_unique<Http>(port_);
+    http_ = std::make_unique<JsonClient>(port_, 30);
     ASSERT_TRUE(waitFor([&] { return http_->get("/api/v1/health/ready").first == 200; }, 60s))
         << daemon_->log();
   }
@@ -95,7 +56,7 @@ class DaemonOps : public ::testing::Test {
   std::unique_ptr<SimFabric> fabric_;
   std::unique_ptr<DaemonProcess> daemon_;
   int port_ = -1;
-  std::unique_ptr<Http> http_;
+  std::unique_ptr<JsonClient> http_;
 };
 
 TEST_F(DaemonOps, ClearCountersThroughTheSweepThread) {
@@ -173,7 +134,7 @@ TEST_F(DaemonOps, ClearCountersThroughTheSweepThread) {
 
 TEST_F(DaemonOps, AKilledSimulatorIsReportedWhileTheLastSnapshotIsServed) {
   startDaemon("sweep_interval: 0.5\ncrawl_interval: 1\ncrawl_timeout: 2\n");
-  const pid_t ibsim = ibsimPid(*fabric_);
+  const pid_t ibsim = processNamed(*fabric_, "ibsim");
   ASSERT_GT(ibsim, 0);
   const auto links = http_->ok("/api/v1/topology")["links"];
   ASSERT_EQ(::kill(ibsim, SIGKILL), 0);

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "tests/support/daemon_process.h"
+#include "tests/support/rest_get.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
 
@@ -25,41 +26,6 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-struct Http {
-  explicit Http(int port) : client("127.0.0.1", port) {
-    client.set_connection_timeout(5, 0);
-    client.set_read_timeout(5, 0);
-  }
-  std::pair<int, json> get(const std::string& path) {
-    auto res = client.Get(path.c_str());
-    if (!res) return {-1, json()};
-    return {res->status, json::parse(res->body, nullptr, false)};
-  }
-  json ok(const std::string& path) {
-    auto [status, body] = get(path);
-    EXPECT_EQ(status, 200) << path << ": " << body.dump();
-    return body;
-  }
-  httplib::Client client;
-};
-
-pid_t ibsimPid(const SimFabric& fabric) {
-  for (pid_t p : fabricProcesses(fabric.name())) {
-    std::ifstream comm("/proc/" + std::to_string(p) + "/comm");
-    std::string name;
-    std::getline(comm, name);
-    if (name == "ibsim") return p;
-  }
-  return -1;
-}
-
-std::string guidOf(Http& http, const std::string& description) {
-  const json nodes = http.ok("/api/v1/nodes");
-  for (const auto& n : nodes["nodes"])
-    if (n["description"] == description) return n["guid"];
-  return "";
-}
 
 class DaemonRecovery : public ::testing::Test {
  protected:
@@ -73,7 +39,7 @@ class DaemonRecovery : public ::testing::Test {
         std::vector<std::string>{"--config", config_.string(), "--listen", "127.0.0.1:0"});
     const int port = daemon_->waitForPort(60s);
     ASSERT_GT(port, 0) << daemon_->log();
-    http_ = std::make_unique<Http>(port);
+    http_ = std::make_unique<JsonClient>(port, 5);
     ASSERT_TRUE(waitFor([&] { return http_->get("/api/v1/health/ready").first == 200; }, 60s))
         << daemon_->log();
   }
@@ -91,7 +57,7 @@ class DaemonRecovery : public ::testing::Test {
   std::filesystem::path net_, config_;
   std::unique_ptr<SimFabric> fabric_;
   std::unique_ptr<DaemonProcess> daemon_;
-  std::unique_ptr<Http> http_;
+  std::unique_ptr<JsonClient> http_;
   pid_t frozen_ = -1;
 };
 
@@ -102,7 +68,7 @@ TEST_F(DaemonRecovery, AKilledSimulatorThatComesBackIsReconnectedWithoutHelp) {
   const std::uint64_t seqBefore = before["sweep"]["sequence"];
   const auto links = http_->ok("/api/v1/topology")["links"];
 
-  const pid_t ibsim = ibsimPid(*fabric_);
+  const pid_t ibsim = processNamed(*fabric_, "ibsim");
   ASSERT_GT(ibsim, 0);
   ASSERT_EQ(::kill(ibsim, SIGKILL), 0);
   json h;
@@ -168,7 +134,7 @@ TEST_F(DaemonRecovery, AKilledSimulatorThatComesBackIsReconnectedWithoutHelp) {
 
 TEST_F(DaemonRecovery, AFrozenSimulatorDoesNotStallTheApi) {
   const std::uint64_t seqBefore = sequence();
-  frozen_ = ibsimPid(*fabric_);
+  frozen_ = processNamed(*fabric_, "ibsim");
   ASSERT_GT(frozen_, 0);
   ASSERT_EQ(::kill(frozen_, SIGSTOP), 0);
   const auto stopped = Clock::now();

@@ -18,4 +18,35 @@ nlohmann::json getJson(httplib::Client& client, const std::string& path, int sta
   return j;
 }
 
+JsonClient::JsonClient(int port, int readTimeoutSeconds) : client("127.0.0.1", port) {
+  client.set_connection_timeout(5, 0);
+  client.set_read_timeout(readTimeoutSeconds, 0);
+}
+
+std::pair<int, nlohmann::json> JsonClient::get(const std::string& path) {
+  auto res = client.Get(path.c_str());
+  if (!res) return {-1, nlohmann::json()};
+  return {res->status, nlohmann::json::parse(res->body, nullptr, false)};
+}
+
+nlohmann::json JsonClient::ok(const std::string& path) {
+  auto [status, body] = get(path);
+  EXPECT_EQ(status, 200) << path << ": " << body.dump();
+  return body;
+}
+
+std::pair<int, nlohmann::json> JsonClient::post(const std::string& path, const std::string& token) {
+  httplib::Headers h{{"Authorization", "Bearer " + token}};
+  auto res = client.Post(path.c_str(), h, "", "application/json");
+  if (!res) return {-1, nlohmann::json()};
+  return {res->status, nlohmann::json::parse(res->body, nullptr, false)};
+}
+
+std::string guidOf(JsonClient& http, const std::string& description) {
+  const nlohmann::json nodes = http.ok("/api/v1/nodes");  // alive while iterating
+  for (const auto& n : nodes["nodes"])
+    if (n["description"] == description) return n["guid"];
+  return "";
+}
+
 }  // namespace ibfabric::testing

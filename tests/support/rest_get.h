@@ -1,5 +1,6 @@
 // getJson: GET a path of a test daemon and check the answer's status and shape — the body is JSON
-// and an error carries {"error": {"code", "message"}} — with gtest expectations. Test support.
+// and an error carries {"error": {"code", "message"}} — with gtest expectations. JsonClient: the
+// integration tests' client of a daemon on 127.0.0.1. Test support.
 #pragma once
 
 #include <httplib.h>
@@ -7,10 +8,26 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <utility>
 
 namespace ibfabric::testing {
 
 /// The parsed body (null when there was no answer).
 nlohmann::json getJson(httplib::Client& client, const std::string& path, int status);
+
+/// A daemon's REST API as the integration tests use it: the status and the body as JSON (null
+/// when not JSON, status -1 when nothing answered).
+struct JsonClient {
+  explicit JsonClient(int port, int readTimeoutSeconds = 10);
+  std::pair<int, nlohmann::json> get(const std::string& path);
+  /// GET that expects 200 (a gtest expectation); the body.
+  nlohmann::json ok(const std::string& path);
+  /// POST with an empty JSON body and the bearer token.
+  std::pair<int, nlohmann::json> post(const std::string& path, const std::string& token);
+  httplib::Client client;
+};
+
+/// The GUID ("0x…") of the node with this description in /api/v1/nodes; "" when none.
+std::string guidOf(JsonClient& http, const std::string& description);
 
 }  // namespace ibfabric::testing

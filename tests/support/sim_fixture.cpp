@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <mutex>
 #include <stdexcept>
 
@@ -147,6 +148,16 @@ ProcessResult SimFabric::down() {
   if (down_) return {0, false, "", ""};
   down_ = true;
   return runCli({"sim", "down", "--name", name_}, 120s);
+}
+
+pid_t processNamed(const SimFabric& fabric, const std::string& comm) {
+  for (pid_t p : fabricProcesses(fabric.name())) {
+    std::ifstream in("/proc/" + std::to_string(p) + "/comm");
+    std::string name;
+    std::getline(in, name);
+    if (name == comm) return p;
+  }
+  return -1;
 }
 
 }  // namespace ibfabric::testing

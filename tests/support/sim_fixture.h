@@ -86,4 +86,7 @@ class SimFabric {
   bool down_ = false;
 };
 
+/// The pid of the fabric's process with this /proc comm ("ibsim", "opensm"), or -1.
+pid_t processNamed(const SimFabric& fabric, const std::string& comm);
+
 }  // namespace ibfabric::testing
