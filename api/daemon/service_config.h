@@ -17,8 +17,8 @@
 //   expected_topology: ""           # net file or discovery JSON compared after each crawl
 //   metrics:                        # what /metrics exports (api/metrics/metrics_options.h)
 //     ports: switch                 # switch | all (CA ports too)
-//     counters: [traffic, errors, congestion, link]   # or "all"; also packets, filter_errors,
-//                                   # utilization
+//     counters: [traffic, errors, congestion]   # or "all"; also packets, physical_errors,
+//                                   # filter_errors, utilization, link, xmit_wait
 //     collectors: {links: true}     # topology|mad|events|routing|lft|osm|ports|links: false = off
 //     port_labels: full             # deprecated, ignored (a warning at start)
 //   tls: {cert: "", key: ""}        # PEM files: serve HTTPS

@@ -7,8 +7,8 @@ namespace ibfabric::api {
 namespace {
 
 constexpr std::array<std::string_view, kCounterSetCount> kSetNames = {
-    "traffic",       "packets",    "errors",      "physical_errors",
-    "filter_errors", "congestion", "utilization", "link"};
+    "traffic",    "packets",     "errors", "physical_errors", "filter_errors",
+    "congestion", "utilization", "link",   "xmit_wait"};
 
 }  // namespace
 

@@ -20,15 +20,17 @@ namespace ibfabric::api {
 enum class CounterSet : std::uint8_t {
   kTraffic,         ///< traffic: transmit/receive bytes
   kPackets,         ///< packets: transmit/receive packets
-  kErrors,          ///< errors: the link and port errors every alert and panel reads (symbol
-                    ///< errors, link error recovery, link downed, receive errors, discards)
-  kPhysicalErrors,  ///< physical_errors: remote physical, local link integrity, buffer overrun
+  kErrors,          ///< errors: the port errors the alerts read (symbol errors, link downed,
+                    ///< receive errors, transmit discards)
+  kPhysicalErrors,  ///< physical_errors: link error recovery, remote physical, local link
+                    ///< integrity, buffer overrun
   kFilterErrors,    ///< filter_errors: dropped by switch relay, partition/raw filters, VL15
-  kCongestion,      ///< congestion: PortXmitWait ticks and the congestion ratio
+  kCongestion,      ///< congestion: the congestion ratio (time waiting for credits)
   kUtilization,     ///< utilization: data rate over the link's data rate, per direction
   kLink,            ///< link: port state, active and expected data rate of the port's link
+  kXmitWait,        ///< xmit_wait: the raw PortXmitWait ticks the congestion ratio comes from
 };
-inline constexpr std::size_t kCounterSetCount = 8;
+inline constexpr std::size_t kCounterSetCount = 9;
 
 /// The configuration name of a set ("traffic", ...).
 std::string_view counterSetName(CounterSet set);
@@ -51,9 +53,10 @@ const std::vector<std::string_view>& optionalCollectorNames();
 
 struct MetricsOptions {
   PortScope ports = PortScope::kSwitch;
-  /// Bit i: CounterSet(i) is exported. Default: traffic, errors, congestion, link: what every
-  /// alert and the overview dashboard read (docs/daemon.md: the 10,240-HCA page at the
-  /// defaults, and what each set costs).
+  /// Bit i: CounterSet(i) is exported. Default: traffic, errors, congestion: what every alert
+  /// and the overview dashboard read, a page a new Prometheus target takes in one scrape at
+  /// 10,240 HCAs (docs/daemon.md: the page at the defaults, and what each set costs). A cable's
+  /// rate is on the links collector's per-cable series either way.
   std::uint32_t counterSets = defaultCounterSets();
   /// State collectors not to run (names of optionalCollectorNames()); they are absent from the
   /// page and from ibfabric_collector_success.
@@ -61,8 +64,7 @@ struct MetricsOptions {
 
   static constexpr std::uint32_t bit(CounterSet s) { return 1u << static_cast<unsigned>(s); }
   static constexpr std::uint32_t defaultCounterSets() {
-    return bit(CounterSet::kTraffic) | bit(CounterSet::kErrors) | bit(CounterSet::kCongestion) |
-           bit(CounterSet::kLink);
+    return bit(CounterSet::kTraffic) | bit(CounterSet::kErrors) | bit(CounterSet::kCongestion);
   }
   static constexpr std::uint32_t allCounterSets() { return (1u << kCounterSetCount) - 1; }
 

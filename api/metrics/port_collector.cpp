@@ -48,7 +48,7 @@ constexpr std::array<CounterFamily, telemetry::kCounterCount> kCounters = {{
     {Counter::kLinkErrorRecovery,
      {"ibfabric_port_link_error_recovery_total", "LinkErrorRecoveryCounter", "counter"},
      1,
-     CounterSet::kErrors},
+     CounterSet::kPhysicalErrors},
     {Counter::kLinkDowned,
      {"ibfabric_port_link_downed_total", "LinkDownedCounter", "counter"},
      1,
@@ -95,7 +95,7 @@ constexpr std::array<CounterFamily, telemetry::kCounterCount> kCounters = {{
      {"ibfabric_port_transmit_wait_total",
       "PortXmitWait ticks (time with data to send but no credits)", "counter"},
      1,
-     CounterSet::kCongestion},
+     CounterSet::kXmitWait},
 }};
 constexpr MetricFamily kUtilization{"ibfabric_port_utilization_ratio",
                                     "Data rate over the link's data rate in the last interval",

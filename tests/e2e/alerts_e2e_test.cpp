@@ -340,7 +340,7 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
                                                          << q;
     }
   }
-  EXPECT_EQ(joins, 7 + 8);  // recording rules with names; alerts on ports and cables
+  EXPECT_EQ(joins, 7 + 7);  // recording rules with names; alerts on ports and cables
   // Every exported port and cable series finds its names (none lost in a join).
   for (const auto& [family, info, on] :
        std::vector<std::tuple<std::string, std::string, std::string>>{
@@ -349,6 +349,8 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
            {"ibfabric_port_congestion_ratio", "ibfabric_port_info", "guid, port"},
            {"ibfabric_port_state_id", "ibfabric_port_info", "guid, port"},
            {"ibfabric_link_health_id", "ibfabric_link_info",
+            "guid, port, remote_guid, remote_port"},
+           {"ibfabric_link_data_rate_bytes_per_second", "ibfabric_link_info",
             "guid, port, remote_guid, remote_port"}}) {
     const auto all = query("count(" + family + ")");
     const auto joined = query("count(" + family + " * on (job, instance, " + on +

@@ -118,11 +118,10 @@ namespace {
 TEST(ApiConfig, MetricsDefaultsAreSwitchPortsAndTheAlertingCounterSets) {
   const ServiceConfig c = loadConfigText("");
   EXPECT_EQ(c.metrics.ports, PortScope::kSwitch);
-  for (CounterSet s :
-       {CounterSet::kTraffic, CounterSet::kErrors, CounterSet::kCongestion, CounterSet::kLink})
+  for (CounterSet s : {CounterSet::kTraffic, CounterSet::kErrors, CounterSet::kCongestion})
     EXPECT_TRUE(c.metrics.exports(s)) << counterSetName(s);
   for (CounterSet s : {CounterSet::kPackets, CounterSet::kPhysicalErrors, CounterSet::kFilterErrors,
-                       CounterSet::kUtilization})
+                       CounterSet::kUtilization, CounterSet::kLink, CounterSet::kXmitWait})
     EXPECT_FALSE(c.metrics.exports(s)) << counterSetName(s);
   EXPECT_TRUE(c.metrics.disabledCollectors.empty());
   EXPECT_TRUE(c.metricsPortLabels.empty());

@@ -302,7 +302,7 @@ TEST(ApiMetricsScale, PageMemory) {
 }
 
 TEST(ApiMetricsScale, ScrapesServeTheLastRenderingPlainOrGzip) {
-  measure(MetricsOptions{}, "defaults (switch ports; traffic, errors, congestion, link)");
+  measure(MetricsOptions{}, "defaults (switch ports; traffic, errors, congestion)");
 }
 TEST(ApiMetricsScale, EveryPortEveryCounterSet) {
   MetricsOptions all;

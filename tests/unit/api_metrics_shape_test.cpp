@@ -143,7 +143,31 @@ TEST(ApiMetricsShape, PerPortAndPerLinkSeriesCarryIdentityOnly) {
   }
   EXPECT_EQ(infos, s.counters->ports.size());
   EXPECT_GT(ports, 20 * infos);
-  EXPECT_EQ(links, 2 * s.topology->links().size());  // health and degraded per cable
+  EXPECT_EQ(links, 3 * s.topology->links().size());  // health, degraded and rate per cable
+}
+
+TEST(ApiMetricsShape, ACableCarriesItsRateOnceWhateverTheCounterSets) {
+  auto s = fabricState();
+  MetricsOptions none;
+  none.counterSets = 0;
+  std::map<std::string, double> rate;  // "guid/port" of the a end -> bytes/s
+  const std::regex kLine(
+      R"re(^ibfabric_link_data_rate_bytes_per_second\{guid="([^"]+)",port="(\d+)",[^}]*\} (\S+)$)re");
+  std::istringstream in(render(s, none));
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, kLine)) rate[m[1].str() + "/" + m[2].str()] = std::stod(m[3]);
+  }
+  const Topology& t = *s.topology;
+  ASSERT_EQ(rate.size(), t.links().size());
+  for (const auto& l : t.links()) {
+    ASSERT_TRUE(l.rate);
+    const std::string a = toString(t.node(l.a.node).guid) + "/" + std::to_string(l.a.port.value());
+    ASSERT_TRUE(rate.count(a)) << a;
+    EXPECT_DOUBLE_EQ(rate[a], l.rate->dataGbps() * 1e9 / 8) << a;
+  }
+  EXPECT_EQ(families(render(s, none)).count("ibfabric_port_link_data_rate_bytes_per_second"), 0u)
+      << "the per-port rates are the link set's";
 }
 
 TEST(ApiMetricsShape, PortInfoCarriesTheNames) {
@@ -195,23 +219,23 @@ TEST(ApiMetricsShape, CounterSetsChooseTheirFamiliesOnly) {
       {CounterSet::kPackets,
        {"ibfabric_port_transmit_packets_total", "ibfabric_port_receive_packets_total"}},
       {CounterSet::kErrors,
-       {"ibfabric_port_symbol_errors_total", "ibfabric_port_link_error_recovery_total",
-        "ibfabric_port_link_downed_total", "ibfabric_port_receive_errors_total",
-        "ibfabric_port_transmit_discards_total"}},
+       {"ibfabric_port_symbol_errors_total", "ibfabric_port_link_downed_total",
+        "ibfabric_port_receive_errors_total", "ibfabric_port_transmit_discards_total"}},
       {CounterSet::kPhysicalErrors,
-       {"ibfabric_port_receive_remote_physical_errors_total",
+       {"ibfabric_port_link_error_recovery_total",
+        "ibfabric_port_receive_remote_physical_errors_total",
         "ibfabric_port_local_link_integrity_errors_total",
         "ibfabric_port_excessive_buffer_overrun_errors_total"}},
       {CounterSet::kFilterErrors,
        {"ibfabric_port_receive_switch_relay_errors_total",
         "ibfabric_port_transmit_constraint_errors_total",
         "ibfabric_port_receive_constraint_errors_total", "ibfabric_port_vl15_dropped_total"}},
-      {CounterSet::kCongestion,
-       {"ibfabric_port_transmit_wait_total", "ibfabric_port_congestion_ratio"}},
+      {CounterSet::kCongestion, {"ibfabric_port_congestion_ratio"}},
       {CounterSet::kUtilization, {"ibfabric_port_utilization_ratio"}},
       {CounterSet::kLink,
        {"ibfabric_port_state_id", "ibfabric_port_link_data_rate_bytes_per_second",
         "ibfabric_port_link_expected_data_rate_bytes_per_second"}},
+      {CounterSet::kXmitWait, {"ibfabric_port_transmit_wait_total"}},
   };
   ASSERT_EQ(expected.size(), kCounterSetCount);
   auto portFamilies = [&](std::uint32_t sets) {
