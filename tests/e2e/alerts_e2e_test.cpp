@@ -317,7 +317,7 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
           << rule.value("lastError", "");
     }
   }
-  EXPECT_EQ(rules, 9 + 17);  // ibfabric-rules.yml + ibfabric-alerts.yml
+  EXPECT_EQ(rules, 9 + 16);  // ibfabric-rules.yml + ibfabric-alerts.yml
 
   // Every rule that joins an _info series for its names returns data with those names: the
   // recording rules as recorded, the alerts' expressions without their thresholds (while the
