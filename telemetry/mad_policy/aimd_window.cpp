@@ -1,0 +1,27 @@
+#include "telemetry/mad_policy/aimd_window.h"
+
+#include <algorithm>
+
+namespace ibfabric::mad {
+
+AimdWindow::AimdWindow(Bounds bounds)
+    : min_(std::max(1, bounds.min)),
+      max_(std::max(min_, bounds.max)),
+      window_(std::clamp(bounds.initial, min_, max_)),
+      slowStartThreshold_(max_) {}
+
+void AimdWindow::onAnswer() {
+  const double step = window_ < slowStartThreshold_ ? 1.0 : 1.0 / window_;
+  window_ = std::min<double>(max_, window_ + step);
+}
+
+bool AimdWindow::onLoss(Clock::time_point sentAt, Clock::time_point now) {
+  if (sentAt < lastCut_) return false;
+  lastCut_ = now;
+  window_ = std::max<double>(min_, static_cast<int>(window_) / 2);
+  slowStartThreshold_ = window_;
+  ++decreases_;
+  return true;
+}
+
+}  // namespace ibfabric::mad

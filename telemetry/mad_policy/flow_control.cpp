@@ -1,0 +1,128 @@
+#include "telemetry/mad_policy/flow_control.h"
+
+#include <algorithm>
+
+namespace ibfabric::mad {
+namespace {
+
+AimdWindow::Bounds overallBounds(MadPolicy policy, const FlowControl::Limits& l,
+                                 const AdaptiveOptions& a) {
+  if (policy == MadPolicy::kFixed) return {l.window, l.window, l.window};
+  return {std::min(a.minWindow, l.window), l.window, a.initialWindow};
+}
+
+RttEstimator::Bounds rttBounds(MadPolicy policy, const FlowControl::Limits& l,
+                               const AdaptiveOptions& a) {
+  if (policy == MadPolicy::kFixed) return {l.timeout, l.timeout, l.timeout};
+  RttEstimator::Bounds b;
+  b.initial = l.timeout;
+  b.min = a.timeoutMin;
+  b.max = std::max(a.timeoutMin, a.timeoutMax);
+  return b;
+}
+
+}  // namespace
+
+const char* toString(MadPolicy policy) {
+  return policy == MadPolicy::kFixed ? "fixed" : "adaptive";
+}
+
+std::optional<MadPolicy> parseMadPolicy(std::string_view text) {
+  if (text == "adaptive") return MadPolicy::kAdaptive;
+  if (text == "fixed") return MadPolicy::kFixed;
+  return std::nullopt;
+}
+
+FlowControl::FlowControl(MadPolicy policy, Limits limits, AdaptiveOptions adaptive)
+    : policy_(policy),
+      limits_(limits),
+      adaptive_(adaptive),
+      rttBounds_(rttBounds(policy, limits, adaptive)),
+      window_(overallBounds(policy, limits, adaptive)),
+      overallRtt_(rttBounds_),
+      budget_(adaptive.retryBudget, adaptive.retryBurst) {}
+
+FlowControl::Target& FlowControl::target(Lid lid) {
+  auto it = targets_.find(lid);
+  if (it != targets_.end()) return it->second;
+  const int max = limits_.perTargetWindow;
+  Target t{AimdWindow({adaptive_.minPerTargetWindow, max, max}), RttEstimator(rttBounds_),
+           CircuitBreaker(adaptive_.breakerAfter)};
+  t.rtt.seedFrom(overallRtt_);
+  return targets_.emplace(lid, std::move(t)).first->second;
+}
+
+const FlowControl::Target* FlowControl::findTarget(Lid lid) const {
+  auto it = targets_.find(lid);
+  return it == targets_.end() ? nullptr : &it->second;
+}
+
+int FlowControl::window() const { return window_.current(); }
+
+int FlowControl::perTargetWindow(Lid lid) const {
+  if (!adaptive() || limits_.perTargetWindow <= 0) return limits_.perTargetWindow;
+  const Target* t = findTarget(lid);
+  return t ? t->window.current() : limits_.perTargetWindow;
+}
+
+Clock::duration FlowControl::attemptTimeout(Lid lid) {
+  if (!adaptive()) return limits_.timeout;
+  return target(lid).rtt.rto();
+}
+
+Clock::duration FlowControl::targetRto(Lid lid) const {
+  const Target* t = adaptive() ? findTarget(lid) : nullptr;
+  return t ? t->rtt.rto() : overallRtt_.rto();
+}
+
+bool FlowControl::breakerOpen(Lid lid) const {
+  const Target* t = findTarget(lid);
+  return t && t->breaker.open();
+}
+
+FlowControl::Admission FlowControl::admit(Lid lid, Clock::time_point batchAdmittedAt,
+                                          bool batchProbed) {
+  if (!adaptive()) return Admission::kSend;
+  const CircuitBreaker& b = target(lid).breaker;
+  if (!b.open()) return Admission::kSend;
+  if (!batchProbed && b.probeAllowed(batchAdmittedAt)) return Admission::kProbe;
+  return Admission::kRefuse;
+}
+
+void FlowControl::onFirstSend() {
+  if (adaptive()) budget_.onFirstSend();
+}
+
+bool FlowControl::mayRetry() { return !adaptive() || budget_.trySpend(); }
+
+void FlowControl::onAnswered(Lid lid, std::optional<Clock::duration> rtt) {
+  // The overall estimator sees every sample under both policies (it is what the stats show);
+  // only kAdaptive acts on it.
+  if (rtt) overallRtt_.sample(*rtt);
+  if (!adaptive()) return;
+  Target& t = target(lid);
+  if (rtt) t.rtt.sample(*rtt);
+  if (t.breaker.open()) --openBreakers_;
+  t.breaker.onAnswered();
+  t.window.onAnswer();
+  window_.onAnswer();
+}
+
+void FlowControl::onTimeout(Lid lid, Clock::time_point sentAt, bool firstAttempt,
+                            Clock::time_point now) {
+  if (!adaptive()) return;
+  Target& t = target(lid);
+  t.rtt.backOff(sentAt, now);
+  if (t.window.onLoss(sentAt, now)) ++targetDecreases_;
+  if (firstAttempt && !t.breaker.open() && t.breaker.consecutiveFailures() == 0)
+    window_.onLoss(sentAt, now);
+}
+
+bool FlowControl::onRequestFailed(Lid lid, Clock::time_point now) {
+  if (!adaptive()) return false;
+  if (!target(lid).breaker.onFailed(now)) return false;
+  ++openBreakers_;
+  return true;
+}
+
+}  // namespace ibfabric::mad
