@@ -74,6 +74,7 @@ MadEngine::MadEngine(MadTransport& transport, const Clock& clock, MadEngineOptio
   stats_.policy = options_.policy;
   stats_.windowMin = flow_.overallWindow().min();
   stats_.windowMax = flow_.overallWindow().max();
+  stats_.targetWindowMax = options_.perTargetWindow;
   publishFlow(Lid{});
   stats_.targets.clear();
   io_ = std::thread([this] { ioLoop(); });

@@ -158,6 +158,7 @@ struct MadEngineStats {
   int window = 0;     ///< Requests allowed in flight overall now.
   int windowMin = 0;  ///< The bounds of `window`.
   int windowMax = 0;
+  int targetWindowMax = 0;                  ///< Per-LID windows' bound (0: no per-LID limit).
   std::uint64_t windowDecreases = 0;        ///< Cuts of the overall window.
   std::uint64_t targetWindowDecreases = 0;  ///< Cuts of per-LID windows.
   Clock::duration srtt{};                   ///< Smoothed RTT of first-attempt answers.
