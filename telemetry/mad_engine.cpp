@@ -337,7 +337,7 @@ void MadEngine::sendAttempt(Slot* slot, Clock::time_point now) {
   slot->currentTid = tid;
   slot->tids.push_back(tid);
   slot->lastSent = now;
-  slot->deadline = now + flow_.attemptTimeout(req.to.lid);
+  slot->deadline = now + flow_.attemptTimeout(req.to.lid, slot->probe);
   liveTids_[tid] = slot;
   deadlines_.emplace(slot->deadline, slot);
   const int rc = transport_.send(req.to, mad);

@@ -16,8 +16,9 @@
 // `window`, `perTargetWindow`, `timeout` and `retries` as given; kAdaptive (the default) treats
 // them as maxima (and the initial timeout) and adapts the windows (AIMD), the per-attempt timeout
 // (RTO from measured round trips), caps retries with a budget, and opens a circuit breaker on a
-// LID that stopped answering: its requests then complete kTargetDown at once, except one probe
-// per batch, and a probe answered closes it. That state lives in the engine, across batches.
+// LID that stopped answering: its requests then complete kTargetDown without being sent, except
+// one probe per batch (the batch's other requests to it wait for the probe's answer); a probe
+// answered closes it. That state lives in the engine, across batches.
 // Every batch has a watchdog (`batchWatchdog`, on the engine clock): when it expires, its
 // unfinished requests complete with kAborted, so a batch always ends.
 //

@@ -11,12 +11,13 @@ AimdWindow::AimdWindow(Bounds bounds)
       slowStartThreshold_(max_) {}
 
 void AimdWindow::onAnswer() {
-  const double step = window_ < slowStartThreshold_ ? 1.0 : 1.0 / window_;
+  // One more per `current()` answers above the threshold: a whole window's worth adds exactly one.
+  const double step = window_ < slowStartThreshold_ ? 1.0 : 1.0 / current();
   window_ = std::min<double>(max_, window_ + step);
 }
 
 bool AimdWindow::onLoss(Clock::time_point sentAt, Clock::time_point now) {
-  if (sentAt < lastCut_) return false;
+  if (sentAt < lastCut_ || current() <= min_) return false;
   lastCut_ = now;
   window_ = std::max<double>(min_, static_cast<int>(window_) / 2);
   slowStartThreshold_ = window_;

@@ -28,7 +28,8 @@ class AimdWindow {
 
   /// A request was answered.
   void onAnswer();
-  /// An attempt sent at `sentAt` was lost at `now`; returns whether the window was cut.
+  /// An attempt sent at `sentAt` was lost at `now`; returns whether the window was cut (not when
+  /// the loss belongs to the last cut's episode, nor when the window is at `min` already).
   bool onLoss(Clock::time_point sentAt, Clock::time_point now);
 
   /// Requests allowed in flight now, in [min, max].

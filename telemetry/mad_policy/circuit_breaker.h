@@ -26,7 +26,7 @@ class CircuitBreaker {
   Clock::time_point openedAt() const { return openedAt_; }
   /// Whether a batch admitted at `admittedAt` may send one probe: only a batch that began after
   /// the failures that opened the breaker.
-  bool probeAllowed(Clock::time_point admittedAt) const { return open_ && admittedAt > openedAt_; }
+  bool probeAllowed(Clock::time_point admittedAt) const { return open_ && admittedAt >= openedAt_; }
   int consecutiveFailures() const { return consecutiveFailures_; }
 
  private:

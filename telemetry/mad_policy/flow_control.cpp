@@ -60,14 +60,18 @@ const FlowControl::Target* FlowControl::findTarget(Lid lid) const {
 int FlowControl::window() const { return window_.current(); }
 
 int FlowControl::perTargetWindow(Lid lid) const {
-  if (!adaptive() || limits_.perTargetWindow <= 0) return limits_.perTargetWindow;
+  if (!adaptive()) return limits_.perTargetWindow;
   const Target* t = findTarget(lid);
+  if (t && t->breaker.open()) return 1;  // The probe; the rest of the batch waits for its answer.
+  if (limits_.perTargetWindow <= 0) return 0;
   return t ? t->window.current() : limits_.perTargetWindow;
 }
 
-Clock::duration FlowControl::attemptTimeout(Lid lid) {
+Clock::duration FlowControl::attemptTimeout(Lid lid, bool probe) {
   if (!adaptive()) return limits_.timeout;
-  return target(lid).rtt.rto();
+  // A target that is back answers like the rest of the fabric: its probe does not wait out the
+  // target's own backed-off timer.
+  return probe ? overallRtt_.rto() : target(lid).rtt.rto();
 }
 
 Clock::duration FlowControl::targetRto(Lid lid) const {
@@ -113,7 +117,7 @@ void FlowControl::onTimeout(Lid lid, Clock::time_point sentAt, bool firstAttempt
   if (!adaptive()) return;
   Target& t = target(lid);
   t.rtt.backOff(sentAt, now);
-  if (t.window.onLoss(sentAt, now)) ++targetDecreases_;
+  if (limits_.perTargetWindow > 0 && t.window.onLoss(sentAt, now)) ++targetDecreases_;
   if (firstAttempt && !t.breaker.open() && t.breaker.consecutiveFailures() == 0)
     window_.onLoss(sentAt, now);
 }

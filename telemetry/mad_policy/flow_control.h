@@ -15,7 +15,9 @@
 //     off, so each retry waits twice as long;
 //   * a RetryBudget: `retryBudget` retry tokens per first send, at most `retryBurst` saved;
 //   * a CircuitBreaker per LID: after `breakerAfter` failed requests in a row its requests
-//     complete at once (kTargetDown) except one probe (one attempt) per later batch.
+//     complete kTargetDown without being sent, except one probe (one attempt, the overall RTO)
+//     per batch admitted after the breaker opened; the batch's other requests to it wait for the
+//     probe: sent if it was answered (the breaker closed), refused if not.
 // Transport-reported losses (umad status != 0) come back at once: they are retried (within the
 // budget) and count against the breaker, but they say nothing about queueing delay, so they
 // neither cut a window nor back off a timer.
@@ -76,9 +78,12 @@ class FlowControl {
   bool adaptive() const { return policy_ == MadPolicy::kAdaptive; }
 
   int window() const;
-  /// In flight to `lid` at most; 0 = no limit.
+  /// In flight to `lid` at most; 0 = no limit. 1 while its breaker is open: the probe goes out
+  /// and the batch's other requests to it wait for the answer (sent if it closes the breaker,
+  /// refused if not), so a target that is back is swept whole at once.
   int perTargetWindow(Lid lid) const;
-  Clock::duration attemptTimeout(Lid lid);
+  /// The timer of an attempt to `lid`; a probe waits the overall RTO, not the target's own.
+  Clock::duration attemptTimeout(Lid lid, bool probe);
   /// What to do with the next request to `lid` of a batch admitted at `batchAdmittedAt` that has
   /// (`batchProbed`) or has not yet sent a probe to it.
   Admission admit(Lid lid, Clock::time_point batchAdmittedAt, bool batchProbed);
