@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "telemetry/mad_packet.h"
+
 namespace ibfabric::mad {
 namespace {
 
@@ -20,6 +22,10 @@ RttEstimator::Bounds rttBounds(MadPolicy policy, const FlowControl::Limits& l,
   b.max = std::max(a.timeoutMin, a.timeoutMax);
   return b;
 }
+
+/// Directed-route SMPs all go to the permissive LID, whatever switch they are for: that "target"
+/// is many, and one unreachable path must not close the breaker on every other.
+bool hasBreaker(Lid lid) { return lid != kPermissiveLid; }
 
 }  // namespace
 
@@ -86,7 +92,7 @@ bool FlowControl::breakerOpen(Lid lid) const {
 
 FlowControl::Admission FlowControl::admit(Lid lid, Clock::time_point batchAdmittedAt,
                                           bool batchProbed) {
-  if (!adaptive()) return Admission::kSend;
+  if (!adaptive() || !hasBreaker(lid)) return Admission::kSend;
   const CircuitBreaker& b = target(lid).breaker;
   if (!b.open()) return Admission::kSend;
   if (!batchProbed && b.probeAllowed(batchAdmittedAt)) return Admission::kProbe;
@@ -123,7 +129,7 @@ void FlowControl::onTimeout(Lid lid, Clock::time_point sentAt, bool firstAttempt
 }
 
 bool FlowControl::onRequestFailed(Lid lid, Clock::time_point now) {
-  if (!adaptive()) return false;
+  if (!adaptive() || !hasBreaker(lid)) return false;
   if (!target(lid).breaker.onFailed(now)) return false;
   ++openBreakers_;
   return true;

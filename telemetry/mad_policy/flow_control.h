@@ -17,7 +17,8 @@
 //   * a CircuitBreaker per LID: after `breakerAfter` failed requests in a row its requests
 //     complete kTargetDown without being sent, except one probe (one attempt, the overall RTO)
 //     per batch admitted after the breaker opened; the batch's other requests to it wait for the
-//     probe: sent if it was answered (the breaker closed), refused if not.
+//     probe: sent if it was answered (the breaker closed), refused if not. Not for the permissive
+//     LID: every directed-route SMP goes there, whatever switch it is for.
 // Transport-reported losses (umad status != 0) come back at once: they are retried (within the
 // budget) and count against the breaker, but they say nothing about queueing delay, so they
 // neither cut a window nor back off a timer.

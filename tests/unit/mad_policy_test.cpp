@@ -138,5 +138,18 @@ TEST(FlowControl, PolicyNames) {
   EXPECT_STREQ(toString(MadPolicy::kFixed), "fixed");
 }
 
+TEST(FlowControl, DirectedRouteSmpsShareNoBreaker) {
+  // Every directed-route SMP goes to the permissive LID, whichever switch it is for.
+  FlowControl f(MadPolicy::kAdaptive, {}, {});
+  for (int i = 0; i < 10; ++i) EXPECT_FALSE(f.onRequestFailed(Lid(0xFFFF), at(1s * i)));
+  EXPECT_EQ(f.admit(Lid(0xFFFF), at(100s), false), FlowControl::Admission::kSend);
+  for (int i = 0; i < 2; ++i) EXPECT_FALSE(f.onRequestFailed(Lid(7), at(1s * i)));
+  EXPECT_TRUE(f.onRequestFailed(Lid(7), at(3s)));
+  EXPECT_EQ(f.admit(Lid(7), at(2s), false), FlowControl::Admission::kRefuse);
+  EXPECT_EQ(f.admit(Lid(7), at(4s), false), FlowControl::Admission::kProbe);
+  EXPECT_EQ(f.admit(Lid(7), at(4s), true), FlowControl::Admission::kRefuse);
+  EXPECT_EQ(f.openBreakers(), 1u);
+}
+
 }  // namespace
 }  // namespace ibfabric::mad
