@@ -531,9 +531,9 @@ TEST(MadEngineAdaptive, BreakerCostsADeadTargetOneProbePerBatchUntilItAnswers) {
     for (int i = 0; i < 10; ++i) reqs.push_back(request(1, 100 + i));
     return reqs;
   };
-  auto outcomes = [](const std::vector<MadResult>& rs, MadOutcome o) {
+  auto outcomes = [](const std::vector<MadResult>& rs, MadOutcome want) {
     int n = 0;
-    for (int i = 0; i < 10; ++i) n += rs[i].outcome == o;
+    for (int i = 0; i < 10; ++i) n += rs[i].outcome == want;
     return n;
   };
 
