@@ -30,7 +30,7 @@ ServiceState withEngine() {
   e.windowDecreases = 3;
   e.targetWindowDecreases = 9;
   e.srtt = 1500us;
-  e.rttvar = 500us;
+  e.rttvar = 2500us;
   e.rto = 20ms;
   e.retryTokens = 2.5;
   e.breakerOpens = 2;
@@ -73,7 +73,7 @@ TEST(ApiMetricsMad, EveryEngineCounterAndThePolicyState) {
            "ibfabric_mad_window_max 256",
            "ibfabric_mad_targets_window_reduced 1",
            "ibfabric_mad_rtt_smoothed_seconds 0.0015",
-           "ibfabric_mad_rtt_deviation_seconds 0.0005",
+           "ibfabric_mad_rtt_deviation_seconds 0.0025",
            "ibfabric_mad_timeout_seconds 0.02",
            "ibfabric_mad_target_timeout_max_seconds 0.8",
            "ibfabric_mad_retry_tokens 2.5",
