@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
   bool allOk = true;
   for (int w : windows) {
     MadEngineOptions o;
+    o.policy = MadPolicy::kFixed;  // The window is the variable measured here.
     o.window = w;
     o.perTargetWindow = perTarget;
     o.timeout = std::chrono::milliseconds(timeoutMs);

@@ -65,8 +65,18 @@ bool MadBatch::complete(std::size_t index, const MadResult& result) {
 // ---- MadEngine -------------------------------------------------------------------------------
 
 MadEngine::MadEngine(MadTransport& transport, const Clock& clock, MadEngineOptions options)
-    : transport_(transport), clock_(clock), options_(options) {
+    : transport_(transport),
+      clock_(clock),
+      options_(options),
+      flow_(options.policy, {options.window, options.perTargetWindow, options.timeout},
+            options.adaptive) {
   assert(options_.window >= 1);
+  stats_.policy = options_.policy;
+  stats_.windowMin = flow_.overallWindow().min();
+  stats_.windowMax = flow_.overallWindow().max();
+  stats_.targetWindowMax = options_.perTargetWindow;
+  publishFlow(Lid{});
+  stats_.targets.clear();
   io_ = std::thread([this] { ioLoop(); });
 }
 
@@ -141,7 +151,7 @@ void MadEngine::ioLoop() {
     // system call), up to one window's worth, before timers and the window are serviced again.
     for (int drained = 0; r.status == ReceiveStatus::kMad; ++drained) {
       handleReply(r.mad, now);
-      if (drained >= options_.window || inFlight_.empty()) break;
+      if (drained >= flow_.window() || inFlight_.empty()) break;
       r = transport_.receive(Clock::duration::zero());
     }
     if (r.status == ReceiveStatus::kError) {
@@ -162,6 +172,7 @@ void MadEngine::admit(std::vector<Submission>& incoming, Clock::time_point now) 
     ab.batch = std::move(s.batch);
     ab.requests = std::move(s.requests);
     ab.deadline = std::min(now + options_.batchWatchdog, s.deadline);
+    ab.admittedAt = now;
     ab.open = ab.requests.size();
     for (std::size_t i = 0; i < ab.requests.size(); ++i) {
       auto slot = std::make_unique<Slot>();
@@ -180,22 +191,36 @@ void MadEngine::expireAttempts(Clock::time_point now) {
   while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
     Slot* slot = deadlines_.begin()->second;
     deadlines_.erase(deadlines_.begin());
+    const Lid lid = slot->batch->requests[slot->index].to.lid;
+    flow_.onTimeout(lid, slot->lastSent, slot->attempts == 1, now);
     {
       std::lock_guard lock(statsMu_);
       ++stats_.timeouts;
-      ++stats_.targets[slot->batch->requests[slot->index].to.lid].timeouts;
+      ++stats_.targets[lid].timeouts;
+      publishFlow(lid);
     }
     attemptFailed(slot, now);
   }
 }
 
-void MadEngine::attemptFailed(Slot* slot, Clock::time_point now) {
+int MadEngine::retryLimit(const Slot* slot) const {
+  if (slot->probe) return 0;
   const int perRequest = slot->batch->requests[slot->index].retries;
-  if (slot->attempts <= (perRequest >= 0 ? perRequest : options_.retries)) {
-    {
-      std::lock_guard lock(statsMu_);
-      ++stats_.retries;
-    }
+  return perRequest >= 0 ? perRequest : options_.retries;
+}
+
+void MadEngine::attemptFailed(Slot* slot, Clock::time_point now) {
+  if (slot->attempts > retryLimit(slot)) {
+    finish(slot, MadOutcome::kTimeout, nullptr, now);
+    return;
+  }
+  const bool allowed = flow_.mayRetry();
+  {
+    std::lock_guard lock(statsMu_);
+    ++(allowed ? stats_.retries : stats_.retriesRefused);
+    stats_.retryTokens = flow_.retryBudget().tokens();
+  }
+  if (allowed) {
     sendAttempt(slot, now);
   } else {
     finish(slot, MadOutcome::kTimeout, nullptr, now);
@@ -222,8 +247,7 @@ void MadEngine::checkWatchdogs(Clock::time_point now) {
 }
 
 void MadEngine::fillWindow(Clock::time_point now) {
-  const auto window = static_cast<std::size_t>(options_.window);
-  while (inFlight_.size() < window && !ready_.empty()) {
+  while (inFlight_.size() < static_cast<std::size_t>(flow_.window()) && !ready_.empty()) {
     const Lid lid = ready_.front();
     ready_.pop_front();
     TargetQueue& tq = queues_[lid];
@@ -233,8 +257,7 @@ void MadEngine::fillWindow(Clock::time_point now) {
     tq.queue.pop_front();
     --queued_;
     Slot* slot = owned.get();
-    if (slot->batch->downTargets.contains(lid)) {
-      finish(slot, MadOutcome::kTargetDown, nullptr, now);
+    if (!admitToWire(slot, now)) {
       markReady(lid);
       continue;
     }
@@ -249,10 +272,39 @@ void MadEngine::fillWindow(Clock::time_point now) {
   active_.remove_if([](const ActiveBatch& ab) { return ab.open == 0; });
 }
 
+bool MadEngine::admitToWire(Slot* slot, Clock::time_point now) {
+  ActiveBatch& ab = *slot->batch;
+  const Lid lid = ab.requests[slot->index].to.lid;
+  if (ab.downTargets.contains(lid)) {
+    finish(slot, MadOutcome::kTargetDown, nullptr, now);
+    return false;
+  }
+  switch (flow_.admit(lid, ab.admittedAt, ab.probed.contains(lid))) {
+    case FlowControl::Admission::kSend:
+      return true;
+    case FlowControl::Admission::kProbe: {
+      slot->probe = true;
+      ab.probed.insert(lid);
+      std::lock_guard lock(statsMu_);
+      ++stats_.probes;
+      return true;
+    }
+    case FlowControl::Admission::kRefuse:
+      break;
+  }
+  {
+    std::lock_guard lock(statsMu_);
+    ++stats_.breakerSkipped;
+  }
+  finish(slot, MadOutcome::kTargetDown, nullptr, now);
+  return false;
+}
+
 void MadEngine::markReady(Lid lid) {
   TargetQueue& tq = queues_[lid];
   if (tq.ready || tq.queue.empty()) return;
-  if (options_.perTargetWindow > 0 && tq.inFlight >= options_.perTargetWindow) return;
+  const int perTarget = flow_.perTargetWindow(lid);
+  if (perTarget > 0 && tq.inFlight >= perTarget) return;
   tq.ready = true;
   ready_.push_back(lid);
 }
@@ -280,10 +332,12 @@ void MadEngine::sendAttempt(Slot* slot, Clock::time_point now) {
   if (tid == 0) tid = nextTid_++;  // Zero stands out as "unset"; skip it on wrap.
   MadBuffer mad = req.mad;
   setTransactionId(mad, tid);
+  if (slot->attempts == 0) flow_.onFirstSend();
   slot->attempts++;
   slot->currentTid = tid;
   slot->tids.push_back(tid);
-  slot->deadline = now + options_.timeout;
+  slot->lastSent = now;
+  slot->deadline = now + flow_.attemptTimeout(req.to.lid, slot->probe);
   liveTids_[tid] = slot;
   deadlines_.emplace(slot->deadline, slot);
   const int rc = transport_.send(req.to, mad);
@@ -329,9 +383,13 @@ void MadEngine::handleReply(const ReceivedMad& rm, Clock::time_point now) {
     attemptFailed(slot, now);
     return;
   }
+  // Karn's rule: a request answered after a re-send gives no RTT sample.
+  const Lid lid = slot->batch->requests[slot->index].to.lid;
+  flow_.onAnswered(lid, slot->attempts == 1 ? std::optional(now - slot->firstSent) : std::nullopt);
   {
     std::lock_guard lock(statsMu_);
     ++stats_.received;
+    publishFlow(lid);
   }
   finish(slot, MadOutcome::kOk, &rm.mad, now);
 }
@@ -350,8 +408,16 @@ void MadEngine::finish(Slot* slot, MadOutcome outcome, const MadBuffer* reply,
   result.completedAt = now;
   result.lastTransportStatus = slot->lastStatus;
 
+  const bool opened = outcome == MadOutcome::kTimeout && flow_.onRequestFailed(lid, now);
+  if (opened) {
+    spdlog::info(
+        "mad engine: lid {} failed {} requests in a row; breaker open, one probe per batch",
+        lid.value(), options_.adaptive.breakerAfter);
+  }
   {
     std::lock_guard lock(statsMu_);
+    if (opened) ++stats_.breakerOpens;
+    publishFlow(lid);
     TargetStats& ts = stats_.targets[lid];
     switch (outcome) {
       case MadOutcome::kOk:
@@ -402,6 +468,21 @@ void MadEngine::finish(Slot* slot, MadOutcome outcome, const MadBuffer* reply,
   // (unless the waiter abandoned the batch, in which case it is skipped).
   if (req.onComplete && !ab.batch->done()) req.onComplete(result);
   ab.batch->complete(slot->index, result);
+}
+
+void MadEngine::publishFlow(Lid lid) {
+  stats_.window = flow_.window();
+  stats_.windowDecreases = flow_.overallWindow().decreases();
+  stats_.targetWindowDecreases = flow_.targetWindowDecreases();
+  stats_.srtt = flow_.overallRtt().srtt();
+  stats_.rttvar = flow_.overallRtt().rttvar();
+  stats_.rto = flow_.overallRtt().rto();
+  stats_.retryTokens = flow_.retryBudget().tokens();
+  stats_.openBreakers = flow_.openBreakers();
+  TargetStats& ts = stats_.targets[lid];
+  ts.window = flow_.targetWindow(lid);
+  ts.rto = flow_.targetRto(lid);
+  ts.breakerOpen = flow_.breakerOpen(lid);
 }
 
 void MadEngine::retire(std::uint32_t tid, Retired kind) {

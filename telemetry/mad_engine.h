@@ -12,6 +12,13 @@
 // dead node holds a few slots while its requests time out and everything else keeps flowing.
 // With `failFastAfter` > 0, once that many requests to one LID have failed in a row in a batch,
 // its remaining requests in that batch complete with kTargetDown without being sent.
+// The limits follow MadEngineOptions::policy (telemetry/mad_policy/flow_control.h): kFixed keeps
+// `window`, `perTargetWindow`, `timeout` and `retries` as given; kAdaptive (the default) treats
+// them as maxima (and the initial timeout) and adapts the windows (AIMD), the per-attempt timeout
+// (RTO from measured round trips), caps retries with a budget, and opens a circuit breaker on a
+// LID that stopped answering: its requests then complete kTargetDown without being sent, except
+// one probe per batch (the batch's other requests to it wait for the probe's answer); a probe
+// answered closes it. That state lives in the engine, across batches.
 // Every batch has a watchdog (`batchWatchdog`, on the engine clock): when it expires, its
 // unfinished requests complete with kAborted, so a batch always ends.
 //
@@ -38,6 +45,7 @@
 
 #include "telemetry/clock.h"
 #include "telemetry/mad_packet.h"
+#include "telemetry/mad_policy/flow_control.h"
 #include "telemetry/mad_transport.h"
 
 namespace ibfabric::mad {
@@ -45,7 +53,8 @@ namespace ibfabric::mad {
 enum class MadOutcome {
   kOk,          ///< A reply arrived; `MadResult::reply` holds it (check madStatus()).
   kTimeout,     ///< Every attempt went unanswered (or the transport reported it lost).
-  kTargetDown,  ///< Not sent: the target failed `failFastAfter` requests in a row this batch.
+  kTargetDown,  ///< Not sent: the target failed `failFastAfter` requests in a row this batch,
+                ///< or its circuit breaker is open (kAdaptive).
   kAborted,     ///< The batch watchdog expired or the engine stopped first.
 };
 
@@ -100,12 +109,16 @@ class MadBatch {
 using MadBatchPtr = std::shared_ptr<MadBatch>;
 
 struct MadEngineOptions {
+  /// kAdaptive: the limits below are maxima (timeout: the initial RTO) and `adaptive` holds the
+  /// rest of the bounds; kFixed: they are used as given, no retry budget, no breaker.
+  MadPolicy policy = MadPolicy::kAdaptive;
+  AdaptiveOptions adaptive;
   /// Requests in flight at once, all targets together (>= 1). 256: the deepest window that never
   /// wedged umad2sim in the sweep benchmarks (512 wedged it every time) and the fastest there:
   /// 62-72k ports/s on the 10,240-HCA ibsim fabric vs 49-57k at 64 (docs/BENCHMARKS.md).
   int window = 256;
   int perTargetWindow = 4;  ///< In flight to one LID; 0 = only the global window.
-  Clock::duration timeout = std::chrono::milliseconds(200);  ///< Per attempt.
+  Clock::duration timeout = std::chrono::milliseconds(200);  ///< Per attempt (kAdaptive: initial).
   int retries = 3;                                           ///< Re-sends after the first attempt.
   int failFastAfter = 0;                                     ///< 0 = off. See the class comment.
   Clock::duration batchWatchdog = std::chrono::seconds(60);
@@ -119,6 +132,9 @@ struct TargetStats {
   std::uint64_t timeouts = 0;  ///< Attempts that timed out or were reported lost.
   std::uint64_t failures = 0;  ///< Requests that ended kTimeout.
   std::uint64_t consecutiveFailures = 0;
+  int window = 0;            ///< Requests allowed in flight to this LID now (0 = no limit).
+  Clock::duration rto{};     ///< Timeout of this LID's next first attempt.
+  bool breakerOpen = false;  ///< Requests complete kTargetDown, one probe per batch.
 };
 
 struct MadEngineStats {
@@ -138,6 +154,23 @@ struct MadEngineStats {
   std::uint64_t watchdogFired = 0;    ///< Batches whose watchdog expired.
   std::uint64_t transportErrors = 0;  ///< receive() errors.
   std::uint64_t maxInFlight = 0;      ///< High-water mark of requests in flight.
+  // The policy and where it stands (telemetry/mad_policy/flow_control.h).
+  MadPolicy policy = MadPolicy::kAdaptive;
+  int window = 0;     ///< Requests allowed in flight overall now.
+  int windowMin = 0;  ///< The bounds of `window`.
+  int windowMax = 0;
+  int targetWindowMax = 0;                  ///< Per-LID windows' bound (0: no per-LID limit).
+  std::uint64_t windowDecreases = 0;        ///< Cuts of the overall window.
+  std::uint64_t targetWindowDecreases = 0;  ///< Cuts of per-LID windows.
+  Clock::duration srtt{};                   ///< Smoothed RTT of first-attempt answers.
+  Clock::duration rttvar{};                 ///< Its mean deviation (RFC 6298 RTTVAR).
+  Clock::duration rto{};                    ///< The timeout a LID without samples starts with.
+  std::uint64_t retriesRefused = 0;         ///< Retries the budget refused (the request failed).
+  double retryTokens = 0;                   ///< Retries the budget allows now.
+  std::uint64_t breakerOpens = 0;           ///< Times a LID's circuit breaker opened.
+  std::uint64_t openBreakers = 0;           ///< LIDs whose breaker is open now.
+  std::uint64_t probes = 0;                 ///< Probes sent to LIDs with an open breaker.
+  std::uint64_t breakerSkipped = 0;         ///< Requests completed kTargetDown by an open breaker.
   std::map<Lid, TargetStats> targets;
 };
 
@@ -169,7 +202,9 @@ class MadEngine {
     MadBatchPtr batch;
     std::vector<MadRequest> requests;
     Clock::time_point deadline;
+    Clock::time_point admittedAt;
     std::set<Lid> downTargets;
+    std::set<Lid> probed;  ///< Targets with an open breaker that got their probe.
     std::map<Lid, int> failureStreak;
     std::size_t open = 0;  ///< Requests not yet completed by the engine.
   };
@@ -177,7 +212,9 @@ class MadEngine {
     ActiveBatch* batch = nullptr;
     std::size_t index = 0;
     int attempts = 0;
+    bool probe = false;  ///< One attempt only: the target's breaker is open.
     Clock::time_point firstSent;
+    Clock::time_point lastSent;
     Clock::time_point deadline;
     std::uint32_t currentTid = 0;
     std::vector<std::uint32_t> tids;
@@ -197,12 +234,18 @@ class MadEngine {
   void retire(std::uint32_t tid, Retired kind);
   void abortEverything(Clock::time_point now);
   void markReady(Lid lid);
+  /// Whether the next queued request of `slot`'s target goes out; completes it if not.
+  bool admitToWire(Slot* slot, Clock::time_point now);
+  int retryLimit(const Slot* slot) const;
+  /// Copies the policy's state (overall and for `lid`) into stats_; statsMu_ must be held.
+  void publishFlow(Lid lid);
   /// Takes the queued (not yet sent) slots of `batch` (or all, if null) out of the queues.
   std::vector<std::unique_ptr<Slot>> takeQueued(const ActiveBatch* batch);
 
   MadTransport& transport_;
   const Clock& clock_;
   const MadEngineOptions options_;
+  FlowControl flow_;  // I/O thread only (and the constructor).
 
   // Shared with submitters.
   mutable std::mutex mu_;

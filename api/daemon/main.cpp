@@ -17,6 +17,7 @@
 
 #include "api/daemon/config_check.h"
 #include "api/daemon/crawl_child.h"
+#include "api/daemon/mad_engine_config.h"
 #include "api/daemon/mad_proxy_child.h"
 #include "api/daemon/osm_wiring.h"
 #include "api/daemon/service_config.h"
@@ -92,9 +93,7 @@ UmadCounterOptions umadOptions(const std::string& self, const ServiceConfig& con
   UmadCounterOptions uo;
   uo.ca = config.ca;
   uo.caPort = config.caPort;
-  uo.engine.window = config.madWindow;
-  uo.engine.timeout = std::chrono::milliseconds(config.madTimeoutMs);
-  uo.engine.retries = config.madRetries;
+  uo.engine = madEngineOptions(config);
   uo.engine.batchWatchdog = std::chrono::seconds(30);
   uo.sweep.clearSaturated = config.clearSaturatedCounters;
   if (config.madTransport == "subprocess") uo.proxyArgv = madProxyArgv(self, config);

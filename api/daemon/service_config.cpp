@@ -187,6 +187,7 @@ void ServiceConfig::validate() const {
   if (madWindow < 1 || madWindow > 256) throw ConfigError("mad.window: must be 1..256");
   if (madTimeoutMs < 1) throw ConfigError("mad.timeout_ms: must be >= 1");
   if (madRetries < 0 || madRetries > 20) throw ConfigError("mad.retries: must be 0..20");
+  validateMadPolicy();
   if (madTransport != "subprocess" && madTransport != "inprocess")
     throw ConfigError("mad_transport: must be subprocess or inprocess (got \"" + madTransport +
                       "\")");
@@ -198,6 +199,23 @@ void ServiceConfig::validate() const {
   if (!nodeNameMap.empty() && !std::filesystem::is_regular_file(nodeNameMap))
     throw ConfigError("node_name_map: no such file: " + nodeNameMap);
   validateOperational();
+}
+
+void ServiceConfig::validateMadPolicy() const {
+  if (madPolicy != "adaptive" && madPolicy != "fixed")
+    throw ConfigError("mad.policy: must be adaptive or fixed (got \"" + madPolicy + "\")");
+  if (madMinWindow < 1 || madMinWindow > madWindow)
+    throw ConfigError("mad.min_window: must be 1..mad.window (" + std::to_string(madWindow) +
+                      "), got " + std::to_string(madMinWindow));
+  if (madTimeoutMinMs < 1) throw ConfigError("mad.timeout_min_ms: must be >= 1");
+  if (madTimeoutMaxMs < madTimeoutMinMs || madTimeoutMaxMs > 60'000)
+    throw ConfigError("mad.timeout_max_ms: must be mad.timeout_min_ms (" +
+                      std::to_string(madTimeoutMinMs) + ")..60000, got " +
+                      std::to_string(madTimeoutMaxMs));
+  if (!(madRetryBudget >= 0.0 && madRetryBudget <= 1.0))
+    throw ConfigError("mad.retry_budget: must be 0..1 (retries per request sent)");
+  if (madBreakerAfter < 0 || madBreakerAfter > 1000)
+    throw ConfigError("mad.breaker_after: must be 0..1000 (0 = no circuit breaker)");
 }
 
 void ServiceConfig::validateOperational() const {
@@ -250,6 +268,26 @@ void applyStartupKeys(const YAML::Node& root, ServiceConfig& c) {
     c.crawlCheckRemovalAfter = scalar<std::uint32_t>(n, "crawl_check.removal_after");
 }
 
+/// The `mad` mapping: the engine's limits and its policy.
+void applyMadKeys(const YAML::Node& mad, ServiceConfig& c) {
+  static const std::set<std::string> keys = {"window",         "timeout_ms",   "retries",
+                                             "policy",         "min_window",   "timeout_min_ms",
+                                             "timeout_max_ms", "retry_budget", "breaker_after"};
+  for (const auto& kv : mad) {
+    const std::string key = scalar<std::string>(kv.first, "key");
+    if (!keys.count(key)) throw ConfigError("config: unknown key \"mad." + key + "\"");
+  }
+  if (auto n = mad["window"]) c.madWindow = scalar<int>(n, "mad.window");
+  if (auto n = mad["timeout_ms"]) c.madTimeoutMs = scalar<int>(n, "mad.timeout_ms");
+  if (auto n = mad["retries"]) c.madRetries = scalar<int>(n, "mad.retries");
+  if (auto n = mad["policy"]) c.madPolicy = scalar<std::string>(n, "mad.policy");
+  if (auto n = mad["min_window"]) c.madMinWindow = scalar<int>(n, "mad.min_window");
+  if (auto n = mad["timeout_min_ms"]) c.madTimeoutMinMs = scalar<int>(n, "mad.timeout_min_ms");
+  if (auto n = mad["timeout_max_ms"]) c.madTimeoutMaxMs = scalar<int>(n, "mad.timeout_max_ms");
+  if (auto n = mad["retry_budget"]) c.madRetryBudget = scalar<double>(n, "mad.retry_budget");
+  if (auto n = mad["breaker_after"]) c.madBreakerAfter = scalar<int>(n, "mad.breaker_after");
+}
+
 ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
   YAML::Node root;
   try {
@@ -294,14 +332,7 @@ ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
   if (auto n = root["pool"]) c.pool = parsePoolConfig(n);
   if (auto mad = root["mad"]) {
     if (!mad.IsMap()) throw ConfigError("config: \"mad\" must be a mapping");
-    for (const auto& kv : mad) {
-      const std::string key = scalar<std::string>(kv.first, "key");
-      if (key != "window" && key != "timeout_ms" && key != "retries")
-        throw ConfigError("config: unknown key \"mad." + key + "\"");
-    }
-    if (auto n = mad["window"]) c.madWindow = scalar<int>(n, "mad.window");
-    if (auto n = mad["timeout_ms"]) c.madTimeoutMs = scalar<int>(n, "mad.timeout_ms");
-    if (auto n = mad["retries"]) c.madRetries = scalar<int>(n, "mad.retries");
+    applyMadKeys(mad, c);
   }
   c.validate();
   return c;

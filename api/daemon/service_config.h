@@ -10,7 +10,9 @@
 //   api_token: ""                   # bearer token for POST endpoints; empty = writes disabled
 //   node_name_map: ""               # <guid> "<name>" file for friendlier node names
 //   crawl_timeout: 120              # seconds before a crawl child is killed
-//   mad: {window: 256, timeout_ms: 200, retries: 3}
+//   mad: {window: 256, timeout_ms: 200, retries: 3}   # adaptive: window/timeout are max/initial
+//   mad: {policy: adaptive, min_window: 8, timeout_min_ms: 20, timeout_max_ms: 2000,
+//         retry_budget: 0.1, breaker_after: 3}          # or policy: fixed (docs/mad-engine.md)
 //   history_depth: 64               # samples kept per port
 //   event_capacity: 10000
 //   clear_saturated_counters: false # clear narrow counters stuck at their maximum
@@ -75,6 +77,13 @@ struct ServiceConfig {
   int madWindow = 256;  // MadEngineOptions::window default; see docs/BENCHMARKS.md
   int madTimeoutMs = 200;
   int madRetries = 3;
+  /// The MAD engine's policy (telemetry/mad_policy/flow_control.h): "adaptive" or "fixed".
+  std::string madPolicy = "adaptive";
+  int madMinWindow = 8;      ///< adaptive: the overall window's floor (max: madWindow)
+  int madTimeoutMinMs = 20;  ///< adaptive: RTO bounds (madTimeoutMs is the initial RTO)
+  int madTimeoutMaxMs = 2000;
+  double madRetryBudget = 0.1;  ///< adaptive: retries per first send, in the long run
+  int madBreakerAfter = 3;      ///< adaptive: failed requests in a row that open a breaker
   std::size_t historyDepth = 64;
   std::size_t eventCapacity = 10000;
   bool clearSaturatedCounters = false;
@@ -102,6 +111,8 @@ struct ServiceConfig {
   /// Throws ConfigError on out-of-range values.
   void validate() const;
   void validateOperational() const;
+  /// The `mad.policy` keys (part of validate()).
+  void validateMadPolicy() const;
 };
 
 /// Applies the YAML text over `base` (keys absent keep base's value); throws ConfigError for

@@ -79,6 +79,30 @@ json healthReportJson(const telemetry::LinkHealthReport& r) {
           {"reasons", reasons}};
 }
 
+/// The sweeps' MAD engine in /health: its policy, where the windows, timeout, retry budget and
+/// breakers stand, and the counters that say whether MADs are being lost.
+json madEngineJson(const mad::MadEngineStats& e) {
+  auto seconds = [](std::chrono::nanoseconds d) {
+    return std::chrono::duration<double>(d).count();
+  };
+  return {{"policy", mad::toString(e.policy)},
+          {"window", e.window},
+          {"window_max", e.windowMax},
+          {"max_in_flight", e.maxInFlight},
+          {"rtt_smoothed_seconds", seconds(e.srtt)},
+          {"timeout_seconds", seconds(e.rto)},
+          {"sent", e.sent},
+          {"timeouts", e.timeouts},
+          {"lost_reported", e.lostReported},
+          {"retries", e.retries},
+          {"retries_refused", e.retriesRefused},
+          {"retry_tokens", e.retryTokens},
+          {"breaker_open_targets", e.openBreakers},
+          {"breaker_opens", e.breakerOpens},
+          {"failed", e.failed},
+          {"target_down", e.targetDown}};
+}
+
 }  // namespace
 
 double epochSeconds(std::chrono::system_clock::time_point t) {
@@ -121,6 +145,7 @@ json healthJson(const ServiceState& s, std::chrono::system_clock::time_point now
   if (s.subnet.waiting) j["subnet"]["reason"] = s.subnet.reason;
   j["sweep"]["counter_source_starts"] = s.counterSourceStarts;
   j["sweep"]["counter_source_restarts"] = s.counterSourceRestarts;
+  if (s.engine) j["mad"] = madEngineJson(*s.engine);
   if (s.counters) {
     j["sweep"]["sequence"] = s.counters->sequence;
     j["sweep"]["ports"] = s.counters->stats.ports;

@@ -1,5 +1,9 @@
-// The sweep collector: the last counter sweep and the MAD engine that ran it.
+// The sweep collector: the last counter sweep and the MAD engine that ran it, every engine
+// counter and where its policy stands (windows, round-trip times, retry budget, breakers;
+// telemetry/mad_policy/flow_control.h).
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "api/metrics/collectors.h"
 
@@ -11,12 +15,139 @@ constexpr MetricFamily kSweepDuration{"ibfabric_sweep_duration_seconds",
 constexpr MetricFamily kLastSweep{"ibfabric_last_sweep_timestamp_seconds",
                                   "When the last successful counter sweep finished (Unix time)",
                                   "gauge"};
+
+// Counters, in the order they are written.
 constexpr MetricFamily kSent{"ibfabric_mad_sent_total",
                              "MADs sent by the sweep engine (attempts, retries included)",
                              "counter"};
-constexpr MetricFamily kTimeouts{"ibfabric_mad_timeouts_total", "MAD attempts that timed out",
-                                 "counter"};
+constexpr MetricFamily kTimeouts{
+    "ibfabric_mad_timeouts_total",
+    "MAD attempts that went unanswered: the engine's timer expired or the transport reported the "
+    "MAD lost (ibfabric_mad_lost_reported_total)",
+    "counter"};
+constexpr MetricFamily kLost{"ibfabric_mad_lost_reported_total",
+                             "MAD attempts the transport returned as lost (e.g. umad status 110)",
+                             "counter"};
 constexpr MetricFamily kRetries{"ibfabric_mad_retries_total", "MAD re-sends", "counter"};
+constexpr MetricFamily kRefused{"ibfabric_mad_retries_refused_total",
+                                "MAD re-sends the retry budget refused (the request failed)",
+                                "counter"};
+constexpr MetricFamily kSendErrors{"ibfabric_mad_send_errors_total",
+                                   "MAD sends the transport refused (the attempt then times out)",
+                                   "counter"};
+constexpr MetricFamily kReceived{"ibfabric_mad_received_total",
+                                 "MAD replies that completed a request", "counter"};
+constexpr MetricFamily kDuplicates{"ibfabric_mad_duplicates_total",
+                                   "MAD replies for a request already answered", "counter"};
+constexpr MetricFamily kLate{"ibfabric_mad_late_replies_total",
+                             "MAD replies for a request that had already failed", "counter"};
+constexpr MetricFamily kUnmatched{"ibfabric_mad_unmatched_total",
+                                  "MAD replies with an unknown transaction id", "counter"};
+constexpr MetricFamily kRequests{
+    "ibfabric_mad_requests_total",
+    "MAD requests by outcome: ok, timeout (every attempt unanswered), target_down (not sent: "
+    "circuit breaker open), aborted (batch deadline or shutdown)",
+    "counter"};
+constexpr MetricFamily kWatchdog{"ibfabric_mad_batch_watchdog_fired_total",
+                                 "MAD batches whose deadline expired with requests open",
+                                 "counter"};
+constexpr MetricFamily kTransportErrors{"ibfabric_mad_transport_errors_total",
+                                        "Receive errors of the MAD transport", "counter"};
+constexpr MetricFamily kDecreases{"ibfabric_mad_window_decreases_total",
+                                  "Cuts of the MAD window on timeouts, by scope (overall, target)",
+                                  "counter"};
+constexpr MetricFamily kBreakerOpens{"ibfabric_mad_breaker_opens_total",
+                                     "Times a LID's circuit breaker opened (it stopped answering)",
+                                     "counter"};
+constexpr MetricFamily kProbes{"ibfabric_mad_breaker_probes_total",
+                               "Probes sent to LIDs with an open circuit breaker", "counter"};
+
+// Gauges.
+constexpr MetricFamily kPolicy{"ibfabric_mad_policy_info",
+                               "The MAD engine's policy (mad.policy: adaptive or fixed)", "gauge"};
+constexpr MetricFamily kWindow{"ibfabric_mad_window",
+                               "MAD requests allowed in flight now, all targets together", "gauge"};
+constexpr MetricFamily kWindowMax{"ibfabric_mad_window_max", "The bound of ibfabric_mad_window",
+                                  "gauge"};
+constexpr MetricFamily kInFlightMax{"ibfabric_mad_in_flight_max",
+                                    "The most MAD requests that were in flight at once", "gauge"};
+constexpr MetricFamily kReduced{
+    "ibfabric_mad_targets_window_reduced",
+    "LIDs whose per-target MAD window is below its maximum (they timed out lately)", "gauge"};
+constexpr MetricFamily kSrtt{"ibfabric_mad_rtt_smoothed_seconds",
+                             "Smoothed round-trip time of MADs answered on their first attempt",
+                             "gauge"};
+constexpr MetricFamily kRttvar{"ibfabric_mad_rtt_deviation_seconds",
+                               "Mean deviation of the MAD round-trip time (RFC 6298 RTTVAR)",
+                               "gauge"};
+constexpr MetricFamily kRto{"ibfabric_mad_timeout_seconds",
+                            "MAD timeout a LID without samples starts with (RFC 6298 RTO)",
+                            "gauge"};
+constexpr MetricFamily kRtoMax{"ibfabric_mad_target_timeout_max_seconds",
+                               "The longest per-LID MAD timeout now (backed off after timeouts)",
+                               "gauge"};
+constexpr MetricFamily kTokens{"ibfabric_mad_retry_tokens",
+                               "Re-sends the MAD retry budget allows now", "gauge"};
+constexpr MetricFamily kOpen{"ibfabric_mad_breaker_open_targets",
+                             "LIDs whose circuit breaker is open: one probe per sweep", "gauge"};
+
+double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+void writeCounter(MetricWriter& out, const MetricFamily& f, std::uint64_t value) {
+  out.family(f);
+  out.sampleU(f.name, "", value);
+}
+
+void writeGauge(MetricWriter& out, const MetricFamily& f, double value) {
+  out.family(f);
+  out.sample(f.name, "", value);
+}
+
+void writeCounters(const mad::MadEngineStats& e, MetricWriter& out) {
+  writeCounter(out, kSent, e.sent);
+  writeCounter(out, kTimeouts, e.timeouts + e.lostReported);
+  writeCounter(out, kLost, e.lostReported);
+  writeCounter(out, kRetries, e.retries);
+  writeCounter(out, kRefused, e.retriesRefused);
+  writeCounter(out, kSendErrors, e.sendErrors);
+  writeCounter(out, kReceived, e.received);
+  writeCounter(out, kDuplicates, e.duplicates);
+  writeCounter(out, kLate, e.lateReplies);
+  writeCounter(out, kUnmatched, e.unmatched);
+  out.family(kRequests);
+  out.sampleU(kRequests.name, Labels("outcome", "ok"), e.completedOk);
+  out.sampleU(kRequests.name, Labels("outcome", "timeout"), e.failed);
+  out.sampleU(kRequests.name, Labels("outcome", "target_down"), e.targetDown);
+  out.sampleU(kRequests.name, Labels("outcome", "aborted"), e.aborted);
+  writeCounter(out, kWatchdog, e.watchdogFired);
+  writeCounter(out, kTransportErrors, e.transportErrors);
+  out.family(kDecreases);
+  out.sampleU(kDecreases.name, Labels("scope", "overall"), e.windowDecreases);
+  out.sampleU(kDecreases.name, Labels("scope", "target"), e.targetWindowDecreases);
+  writeCounter(out, kBreakerOpens, e.breakerOpens);
+  writeCounter(out, kProbes, e.probes);
+}
+
+void writeGauges(const mad::MadEngineStats& e, MetricWriter& out) {
+  out.family(kPolicy);
+  out.sampleU(kPolicy.name, Labels("policy", mad::toString(e.policy)), 1);
+  writeGauge(out, kWindow, e.window);
+  writeGauge(out, kWindowMax, e.windowMax);
+  writeGauge(out, kInFlightMax, static_cast<double>(e.maxInFlight));
+  std::uint64_t reduced = 0;
+  std::chrono::nanoseconds rtoMax = e.rto;
+  for (const auto& [lid, t] : e.targets) {
+    if (t.window > 0 && t.window < e.targetWindowMax) ++reduced;
+    rtoMax = std::max(rtoMax, t.rto);
+  }
+  writeGauge(out, kReduced, static_cast<double>(reduced));
+  writeGauge(out, kSrtt, seconds(e.srtt));
+  writeGauge(out, kRttvar, seconds(e.rttvar));
+  writeGauge(out, kRto, seconds(e.rto));
+  writeGauge(out, kRtoMax, seconds(rtoMax));
+  writeGauge(out, kTokens, e.retryTokens);
+  writeGauge(out, kOpen, static_cast<double>(e.openBreakers));
+}
 
 class MadCollector final : public Collector {
  public:
@@ -32,12 +163,8 @@ class MadCollector final : public Collector {
                  std::chrono::duration<double>(s.sweep.lastSuccess->time_since_epoch()).count());
     }
     if (!s.engine) return;
-    out.family(kSent);
-    out.sampleU(kSent.name, "", s.engine->sent);
-    out.family(kTimeouts);
-    out.sampleU(kTimeouts.name, "", s.engine->timeouts);
-    out.family(kRetries);
-    out.sampleU(kRetries.name, "", s.engine->retries);
+    writeCounters(*s.engine, out);
+    writeGauges(*s.engine, out);
   }
 };
 

@@ -600,6 +600,7 @@ TEST(CounterSweep, SlicesShareOneDeadline) {
   std::string error;
   ASSERT_TRUE(transport.open(error));
   mad::MadEngineOptions o;
+  o.policy = mad::MadPolicy::kFixed;  // Every dead target's requests sent: the deadline decides.
   o.window = 8;
   o.retries = 2;
   o.timeout = 50ms;

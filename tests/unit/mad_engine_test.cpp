@@ -2,6 +2,7 @@
 // the tests take no real time (the fake transport advances the clock when the engine would wait).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cerrno>
 #include <map>
 #include <mutex>
@@ -47,8 +48,11 @@ struct Harness {
   std::unique_ptr<MadEngine> engine;
 };
 
+// The fixed policy: these tests are about the engine's mechanics at exact limits (the adaptive
+// policy's tests are at the end of the file).
 MadEngineOptions opts(int window, int perTarget, int retries = 2, Clock::duration timeout = 100ms) {
   MadEngineOptions o;
+  o.policy = MadPolicy::kFixed;
   o.window = window;
   o.perTargetWindow = perTarget;
   o.retries = retries;
@@ -352,6 +356,241 @@ TEST(MadEngineTest, WaitForAbandonsWhenWallTimeRunsOut) {
   EXPECT_FALSE(batch.waitFor(1ms));
   EXPECT_TRUE(batch.done());
   for (const auto& r : batch.results()) EXPECT_EQ(r.outcome, MadOutcome::kAborted);
+}
+
+// ---- The adaptive policy (telemetry/mad_policy/flow_control.h) --------------------------------
+
+MadEngineOptions adaptive(int window, int perTarget, int retries = 3,
+                          Clock::duration timeout = 200ms) {
+  MadEngineOptions o;
+  o.policy = MadPolicy::kAdaptive;
+  o.window = window;
+  o.perTargetWindow = perTarget;
+  o.retries = retries;
+  o.timeout = timeout;
+  return o;
+}
+
+// One request to each of LIDs 1..n.
+std::vector<MadRequest> spread(int n) {
+  std::vector<MadRequest> out;
+  for (int i = 0; i < n; ++i) out.push_back(request(static_cast<std::uint16_t>(1 + i), i));
+  return out;
+}
+
+std::size_t sendsTo(const FakeMadTransport& t, Lid lid) {
+  std::size_t n = 0;
+  for (const auto& m : t.sent()) n += m.to.lid == lid;
+  return n;
+}
+
+TEST(MadEngineAdaptive, IsTheDefault) {
+  EXPECT_EQ(MadEngineOptions{}.policy, MadPolicy::kAdaptive);
+}
+
+TEST(MadEngineAdaptive, WindowGrowsWhileAnswersComeBack) {
+  MadEngineOptions o = adaptive(64, 0);
+  o.adaptive.initialWindow = 4;
+  o.adaptive.minWindow = 2;
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{1ms}}; }, o);
+  EXPECT_EQ(h.engine->stats().window, 4);
+  for (const auto& r : h.engine->run(requests(1000))) ASSERT_TRUE(r.ok());
+  const auto sent = h.transport.sent();
+  EXPECT_EQ(sent[3].at, sent[0].at);  // Four went out at once...
+  EXPECT_GT(sent[4].at, sent[0].at);  // ...the fifth waited for an answer.
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.window, 64);  // Grown to its bound, not past it.
+  EXPECT_EQ(s.maxInFlight, 64u);
+  EXPECT_LE(h.transport.maxUnanswered(), 64u);
+  EXPECT_EQ(s.windowDecreases, 0u);
+}
+
+TEST(MadEngineAdaptive, OneBurstOfTimeoutsCutsTheWindowOnce) {
+  MadEngineOptions o = adaptive(64, 0, 3, 200ms);
+  o.adaptive.initialWindow = 64;
+  o.adaptive.breakerAfter = 0;
+  std::set<std::uint32_t> seen;  // The responder runs on the engine's I/O thread only.
+  Harness h(
+      [&seen](const MadAddress&, const MadBuffer& req, int) {
+        if (seen.insert(tag(req)).second) return std::vector<Reply>{};  // First attempts lost.
+        return std::vector<Reply>{{1ms}};
+      },
+      o);
+  for (const auto& r : h.engine->run(spread(64))) {
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.attempts, 2);
+  }
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.windowDecreases, 1u);  // 64 timeouts of one episode: halved once, not to 1.
+  EXPECT_GE(s.window, 32);
+  EXPECT_LT(s.window, 64);
+}
+
+TEST(MadEngineAdaptive, SustainedLossShrinksTheWindowToItsFloorAndAnswersGrowItBack) {
+  MadEngineOptions o = adaptive(64, 0, 0, 100ms);
+  o.adaptive.initialWindow = 64;
+  o.adaptive.minWindow = 4;
+  o.adaptive.breakerAfter = 0;
+  bool answering = false;  // Read and written while the engine is idle between batches.
+  Harness h(
+      [&answering](const MadAddress&, const MadBuffer&, int) {
+        return answering ? std::vector<Reply>{{1ms}} : std::vector<Reply>{};
+      },
+      o);
+  for (const auto& r : h.engine->run(spread(400))) ASSERT_EQ(r.outcome, MadOutcome::kTimeout);
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.window, 4);  // 64 -> 32 -> 16 -> 8 -> 4, one cut per round of timeouts.
+  EXPECT_EQ(s.windowDecreases, 4u);
+  const auto sent = h.transport.sent();
+  std::map<Clock::time_point, int> sendsAt;
+  for (const auto& m : sent) ++sendsAt[m.at];
+  EXPECT_EQ(sendsAt.begin()->second, 64);
+  EXPECT_EQ(sendsAt.rbegin()->second, 4);  // At the end four at a time.
+
+  answering = true;
+  for (const auto& r : h.engine->run(spread(400))) ASSERT_TRUE(r.ok());
+  s = h.engine->stats();
+  EXPECT_GT(s.window, 16);  // Additive increase: about one per window of answers.
+  EXPECT_LE(s.window, 64);
+}
+
+TEST(MadEngineAdaptive, TimeoutFollowsTheMeasuredRoundTrip) {
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{30ms}}; },
+            adaptive(1, 1, 3, 200ms));
+  for (const auto& r : h.engine->run(requests(50, 1))) {
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.attempts, 1);
+  }
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.srtt, 30ms);
+  EXPECT_EQ(s.retries, 0u);
+  // RTO = SRTT + max(G, 4 RTTVAR): from the initial 200 ms down towards 31 ms.
+  EXPECT_GT(s.targets.at(Lid(1)).rto, 30ms);
+  EXPECT_LT(s.targets.at(Lid(1)).rto, 40ms);
+  EXPECT_EQ(s.rto, s.targets.at(Lid(1)).rto);
+}
+
+TEST(MadEngineAdaptive, SlowResponderGetsALongerTimeoutNotPrematureRetries) {
+  // 300 ms answers against an initial RTO of 200 ms.
+  auto slow = [](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{300ms}}; };
+  Harness h(slow, adaptive(1, 1, 3, 200ms));
+  auto first = h.engine->run(requests(1, 1));
+  ASSERT_TRUE(first[0].ok());
+  EXPECT_EQ(first[0].attempts, 2);  // The timer fired once; the first attempt's answer won.
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.srtt, Clock::duration::zero());  // Karn: no sample from a re-sent request...
+  EXPECT_EQ(s.targets.at(Lid(1)).rto, 400ms);  // ...but the timer stays backed off.
+  for (const auto& r : h.engine->run(requests(20, 1))) {
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.attempts, 1);
+  }
+  s = h.engine->stats();
+  EXPECT_EQ(s.retries, 1u);
+  EXPECT_EQ(s.srtt, 300ms);
+  EXPECT_GT(s.targets.at(Lid(1)).rto, 300ms);
+
+  // The fixed 200 ms timer re-sends every one of them.
+  MadEngineOptions fixed = adaptive(1, 1, 3, 200ms);
+  fixed.policy = MadPolicy::kFixed;
+  Harness f(slow, fixed);
+  for (const auto& r : f.engine->run(requests(20, 1))) EXPECT_EQ(r.attempts, 2);
+  EXPECT_EQ(f.engine->stats().retries, 20u);
+}
+
+TEST(MadEngineAdaptive, RetryBudgetCapsRetriesUnderTotalLoss) {
+  MadEngineOptions o = adaptive(64, 4, 3, 50ms);
+  o.adaptive.retryBudget = 0.1;
+  o.adaptive.retryBurst = 10;
+  o.adaptive.breakerAfter = 0;
+  o.batchWatchdog = std::chrono::hours(1);
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{}; }, o);
+  for (const auto& r : h.engine->run(spread(1000))) ASSERT_EQ(r.outcome, MadOutcome::kTimeout);
+  MadEngineStats s = h.engine->stats();
+  // The burst plus one retry per ten requests, not three per request (4,000 sends).
+  EXPECT_LE(s.retries, 110u);
+  EXPECT_GE(s.retries, 100u);
+  EXPECT_EQ(s.sent, 1000u + s.retries);
+  EXPECT_GE(s.retries + s.retriesRefused, 1000u);  // Every request asked at least once.
+  EXPECT_EQ(s.failed, 1000u);
+  EXPECT_LT(s.retryTokens, 1.0);
+}
+
+TEST(MadEngineAdaptive, BreakerCostsADeadTargetOneProbePerBatchUntilItAnswers) {
+  std::atomic<bool> back{false};
+  MadEngineOptions o = adaptive(16, 4, 1, 100ms);
+  o.adaptive.breakerAfter = 3;
+  Harness h(
+      [&back](const MadAddress& to, const MadBuffer&, int) {
+        if (to.lid == Lid(99) && !back) return std::vector<Reply>{};
+        return std::vector<Reply>{{1ms}};
+      },
+      o);
+  auto batch = [] {
+    std::vector<MadRequest> reqs;
+    for (int i = 0; i < 10; ++i) reqs.push_back(request(99, i));
+    for (int i = 0; i < 10; ++i) reqs.push_back(request(1, 100 + i));
+    return reqs;
+  };
+  auto outcomes = [](const std::vector<MadResult>& rs, MadOutcome want) {
+    int n = 0;
+    for (int i = 0; i < 10; ++i) n += rs[i].outcome == want;
+    return n;
+  };
+
+  // 1: the four in flight fail (two attempts each), the breaker opens, the other six are not sent.
+  auto r1 = h.engine->run(batch());
+  EXPECT_EQ(outcomes(r1, MadOutcome::kTimeout), 4);
+  EXPECT_EQ(outcomes(r1, MadOutcome::kTargetDown), 6);
+  for (int i = 10; i < 20; ++i) EXPECT_TRUE(r1[i].ok());
+  EXPECT_EQ(sendsTo(h.transport, Lid(99)), 8u);
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.breakerOpens, 1u);
+  EXPECT_EQ(s.openBreakers, 1u);
+  EXPECT_TRUE(s.targets.at(Lid(99)).breakerOpen);
+
+  // 2: one probe of one attempt on the fabric's timeout; the batch does not wait on the dead LID.
+  const auto start = h.clock.now();
+  auto r2 = h.engine->run(batch());
+  EXPECT_LT(h.clock.now() - start, 100ms);
+  EXPECT_EQ(sendsTo(h.transport, Lid(99)), 9u);
+  EXPECT_EQ(outcomes(r2, MadOutcome::kTimeout), 1);
+  EXPECT_EQ(outcomes(r2, MadOutcome::kTargetDown), 9);
+  for (int i = 10; i < 20; ++i) EXPECT_TRUE(r2[i].ok());
+  EXPECT_EQ(h.engine->stats().probes, 1u);
+
+  // 3: the target is back: the probe's answer closes the breaker and the rest of the batch goes.
+  back = true;
+  auto r3 = h.engine->run(batch());
+  for (const auto& r : r3) EXPECT_TRUE(r.ok());
+  s = h.engine->stats();
+  EXPECT_EQ(s.openBreakers, 0u);
+  EXPECT_FALSE(s.targets.at(Lid(99)).breakerOpen);
+  EXPECT_EQ(s.probes, 2u);
+  EXPECT_EQ(s.breakerOpens, 1u);
+}
+
+TEST(MadEngineAdaptive, FixedPolicyHasNoBudgetNoBreakerAndFixedLimits) {
+  Harness h(
+      [](const MadAddress& to, const MadBuffer&, int) {
+        if (to.lid == Lid(99)) return std::vector<Reply>{};
+        return std::vector<Reply>{{1ms}};
+      },
+      opts(16, 4, 3, 100ms));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<MadRequest> reqs;
+    for (int i = 0; i < 10; ++i) reqs.push_back(request(99, i));
+    for (const auto& r : h.engine->run(std::move(reqs))) {
+      EXPECT_EQ(r.outcome, MadOutcome::kTimeout);
+      EXPECT_EQ(r.attempts, 4);
+      EXPECT_EQ(r.latency, 400ms);
+    }
+  }
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.policy, MadPolicy::kFixed);
+  EXPECT_EQ(s.sent, 120u);
+  EXPECT_EQ(s.targetDown + s.retriesRefused + s.breakerOpens + s.windowDecreases, 0u);
+  EXPECT_EQ(s.window, 16);
+  EXPECT_EQ(s.targets.at(Lid(99)).window, 4);
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ struct CountersArgs {
   int madWindow = 256;  // MadEngineOptions::window default; see docs/BENCHMARKS.md
   int timeoutMs = 200;
   int retries = 3;
+  std::string madPolicy = "adaptive";  // telemetry/mad_policy/flow_control.h
   double xmitWaitTickNs = static_cast<double>(kDefaultXmitWaitTick.count());
   bool clearSaturated = false;
   bool recrawl = false;
@@ -155,6 +156,7 @@ mad::MadEngineOptions engineOptions(const CountersArgs& args) {
   eo.window = args.madWindow;
   eo.timeout = std::chrono::milliseconds(args.timeoutMs);
   eo.retries = args.retries;
+  eo.policy = mad::parseMadPolicy(args.madPolicy).value_or(mad::MadPolicy::kAdaptive);
   return eo;
 }
 
@@ -285,6 +287,11 @@ void addCountersCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--timeout-ms", args->timeoutMs, "per-MAD timeout")->capture_default_str();
   cmd->add_option("--retries", args->retries, "re-sends per MAD")->capture_default_str();
+  cmd->add_option("--mad-policy", args->madPolicy,
+                  "adaptive: window, timeout and retries are limits the engine adapts within; "
+                  "fixed: used as given")
+      ->check(CLI::IsMember({"adaptive", "fixed"}))
+      ->capture_default_str();
   cmd->add_option("--xmit-wait-tick-ns", args->xmitWaitTickNs,
                   "length of one PortXmitWait tick in ns")
       ->check(CLI::PositiveNumber)

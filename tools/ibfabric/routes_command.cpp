@@ -37,6 +37,7 @@ struct RoutesArgs {
   int madWindow = 64;
   int timeoutMs = 200;
   int retries = 3;
+  std::string madPolicy = "adaptive";  // telemetry/mad_policy/flow_control.h
   std::size_t limit = 20;
   CrawlOptions crawl;
 };
@@ -87,6 +88,7 @@ routing::ForwardingTablesPtr readTables(const RoutesArgs& args, const TopologyPt
   eo.window = args.madWindow;
   eo.timeout = std::chrono::milliseconds(args.timeoutMs);
   eo.retries = args.retries;
+  eo.policy = mad::parseMadPolicy(args.madPolicy).value_or(mad::MadPolicy::kAdaptive);
   routing::ForwardingTablesPtr tables;
   {
     mad::MadEngine engine(transport, clock, eo);
@@ -236,6 +238,11 @@ void addRoutesCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--mad-timeout-ms", args->timeoutMs, "per-MAD timeout")->capture_default_str();
   cmd->add_option("--mad-retries", args->retries, "re-sends per MAD")->capture_default_str();
+  cmd->add_option("--mad-policy", args->madPolicy,
+                  "adaptive: window, timeout and retries are limits the engine adapts within; "
+                  "fixed: used as given")
+      ->check(CLI::IsMember({"adaptive", "fixed"}))
+      ->capture_default_str();
   addCrawlOptions(*cmd, args->crawl);
   cmd->callback([args] { runRoutes(*args); });
 }

@@ -1,5 +1,6 @@
 #include "tools/ibfabric/counters/counters_json.h"
 
+#include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -173,9 +174,21 @@ json eventJson(const Event& e) {
 }
 
 json engineJson(const mad::MadEngineStats& st) {
-  return {{"sent", st.sent},         {"retries", st.retries},
-          {"timeouts", st.timeouts}, {"lost_reported", st.lostReported},
-          {"failed", st.failed},     {"completed_ok", st.completedOk}};
+  return {{"sent", st.sent},
+          {"retries", st.retries},
+          {"timeouts", st.timeouts},
+          {"lost_reported", st.lostReported},
+          {"failed", st.failed},
+          {"completed_ok", st.completedOk},
+          {"policy", mad::toString(st.policy)},
+          {"window", st.window},
+          {"window_decreases", st.windowDecreases},
+          {"rtt_smoothed_seconds", std::chrono::duration<double>(st.srtt).count()},
+          {"rto_seconds", std::chrono::duration<double>(st.rto).count()},
+          {"retries_refused", st.retriesRefused},
+          {"breaker_opens", st.breakerOpens},
+          {"breaker_open_targets", st.openBreakers},
+          {"target_down", st.targetDown}};
 }
 
 }  // namespace ibfabric::cli
