@@ -24,6 +24,7 @@ ServiceState withEngine() {
   e.completedOk = 30;
   e.failed = 5;
   e.targetDown = 7;
+  e.policy = mad::MadPolicy::kAdaptive;  // the state of an adaptive engine
   e.window = 12;
   e.windowMax = 256;
   e.targetWindowMax = 4;

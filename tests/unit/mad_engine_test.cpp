@@ -384,8 +384,10 @@ std::size_t sendsTo(const FakeMadTransport& t, Lid lid) {
   return n;
 }
 
-TEST(MadEngineAdaptive, IsTheDefault) {
-  EXPECT_EQ(MadEngineOptions{}.policy, MadPolicy::kAdaptive);
+// Fixed stays the default until the adaptive policy keeps a 10,240-HCA sweep whole on ibsim
+// (docs/mad-engine.md, docs/BENCHMARKS.md 2026-12-02 16:12).
+TEST(MadEngineAdaptive, FixedIsTheDefault) {
+  EXPECT_EQ(MadEngineOptions{}.policy, MadPolicy::kFixed);
 }
 
 TEST(MadEngineAdaptive, WindowGrowsWhileAnswersComeBack) {
