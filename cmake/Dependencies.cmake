@@ -15,3 +15,4 @@ find_package(Threads REQUIRED)
 # OpenSM headers have no pkg-config file; they include <iba/...>, <complib/...>, <opensm/...>.
 find_path(OPENSM_INCLUDE_DIR opensm/osm_event_plugin.h PATHS /usr/include/infiniband REQUIRED)
 find_package(ZLIB REQUIRED)
+find_package(SQLite3 REQUIRED)  # the state store (api/service/sqlite_db.h)

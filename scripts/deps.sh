@@ -10,7 +10,7 @@ PACKAGES=(
   libibumad-dev libibmad-dev libibnetdisc-dev libopensm-dev infiniband-diags ibsim-utils opensm
   # service libraries
   prometheus-cpp-dev libcpp-httplib-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
-  libyaml-cpp-dev
+  libyaml-cpp-dev libsqlite3-dev sqlite3
   # tests
   googletest libgtest-dev libgmock-dev prometheus curl procps psmisc bc jq
 )
