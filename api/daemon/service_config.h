@@ -11,7 +11,7 @@
 //   node_name_map: ""               # <guid> "<name>" file for friendlier node names
 //   crawl_timeout: 120              # seconds before a crawl child is killed
 //   mad: {window: 256, timeout_ms: 200, retries: 3}   # adaptive: window/timeout are max/initial
-//   mad: {policy: adaptive, min_window: 8, timeout_min_ms: 20, timeout_max_ms: 2000,
+//   mad: {policy: adaptive, min_window: 8, timeout_min_ms: 200, timeout_max_ms: 2000,
 //         retry_budget: 0.1, breaker_after: 3}          # or policy: fixed (docs/mad-engine.md)
 //   history_depth: 64               # samples kept per port
 //   event_capacity: 10000
@@ -80,7 +80,7 @@ struct ServiceConfig {
   /// The MAD engine's policy (telemetry/mad_policy/flow_control.h): "adaptive" or "fixed".
   std::string madPolicy = "fixed";
   int madMinWindow = 8;      ///< adaptive: the overall window's floor (max: madWindow)
-  int madTimeoutMinMs = 20;  ///< adaptive: RTO bounds (madTimeoutMs is the initial RTO)
+  int madTimeoutMinMs = 200; ///< adaptive: RTO bounds (madTimeoutMs is the initial RTO)
   int madTimeoutMaxMs = 2000;
   double madRetryBudget = 0.1;  ///< adaptive: retries per first send, in the long run
   int madBreakerAfter = 3;      ///< adaptive: failed requests in a row that open a breaker

@@ -53,7 +53,10 @@ struct AdaptiveOptions {
   int minWindow = 8;
   int initialWindow = 32;
   int minPerTargetWindow = 1;
-  Clock::duration timeoutMin = std::chrono::milliseconds(20);
+  /// No lower than the fixed policy's 200 ms: on a shared plane (ibsim with an ibqueryerrors loop
+  /// beside a 10,240-HCA sweep) a 20 ms floor took queueing delay for loss, and the spurious
+  /// re-sends and window cuts collapsed the sweeps (docs/BENCHMARKS.md, 2026-12-02 21:00).
+  Clock::duration timeoutMin = std::chrono::milliseconds(200);
   Clock::duration timeoutMax = std::chrono::seconds(2);
   double retryBudget = 0.1;  ///< Retry tokens earned per first send.
   double retryBurst = 100;   ///< Tokens saved at most (and at start).

@@ -30,7 +30,7 @@ TEST(ApiConfigMadPolicy, FixedByDefault) {
   EXPECT_EQ(o.timeout, 200ms);
   EXPECT_EQ(o.retries, 3);
   EXPECT_EQ(o.adaptive.minWindow, 8);
-  EXPECT_EQ(o.adaptive.timeoutMin, 20ms);
+  EXPECT_EQ(o.adaptive.timeoutMin, 200ms);
   EXPECT_EQ(o.adaptive.timeoutMax, 2s);
   EXPECT_DOUBLE_EQ(o.adaptive.retryBudget, 0.1);
   EXPECT_EQ(o.adaptive.breakerAfter, 3);

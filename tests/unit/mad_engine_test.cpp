@@ -362,12 +362,8 @@ TEST(MadEngineTest, WaitForAbandonsWhenWallTimeRunsOut) {
 
 MadEngineOptions adaptive(int window, int perTarget, int retries = 3,
                           Clock::duration timeout = 200ms) {
-  MadEngineOptions o;
+  MadEngineOptions o = opts(window, perTarget, retries, timeout);
   o.policy = MadPolicy::kAdaptive;
-  o.window = window;
-  o.perTargetWindow = perTarget;
-  o.retries = retries;
-  o.timeout = timeout;
   return o;
 }
 
@@ -457,8 +453,9 @@ TEST(MadEngineAdaptive, SustainedLossShrinksTheWindowToItsFloorAndAnswersGrowItB
 }
 
 TEST(MadEngineAdaptive, TimeoutFollowsTheMeasuredRoundTrip) {
-  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{30ms}}; },
-            adaptive(1, 1, 3, 200ms));
+  MadEngineOptions o = adaptive(1, 1, 3, 200ms);
+  o.adaptive.timeoutMin = 20ms;  // The default floor is the fixed 200 ms; this one lets it fall.
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{30ms}}; }, o);
   for (const auto& r : h.engine->run(requests(50, 1))) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r.attempts, 1);
