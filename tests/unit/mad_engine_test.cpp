@@ -364,6 +364,9 @@ MadEngineOptions adaptive(int window, int perTarget, int retries = 3,
                           Clock::duration timeout = 200ms) {
   MadEngineOptions o = opts(window, perTarget, retries, timeout);
   o.policy = MadPolicy::kAdaptive;
+  // These tests are about the mechanics at fake-clock scale: the RTO may fall below the default
+  // floor (the fixed 200 ms, see TheDefaultTimeoutFloorIsTheFixedTimeout).
+  o.adaptive.timeoutMin = 20ms;
   return o;
 }
 
@@ -384,6 +387,11 @@ std::size_t sendsTo(const FakeMadTransport& t, Lid lid) {
 // (docs/mad-engine.md, docs/BENCHMARKS.md 2026-12-02 16:12).
 TEST(MadEngineAdaptive, FixedIsTheDefault) {
   EXPECT_EQ(MadEngineOptions{}.policy, MadPolicy::kFixed);
+}
+
+TEST(MadEngineAdaptive, TheDefaultTimeoutFloorIsTheFixedTimeout) {
+  // Below it, queueing delay on a shared plane passed for loss (docs/mad-engine.md).
+  EXPECT_EQ(MadEngineOptions{}.adaptive.timeoutMin, MadEngineOptions{}.timeout);
 }
 
 TEST(MadEngineAdaptive, WindowGrowsWhileAnswersComeBack) {
@@ -453,9 +461,8 @@ TEST(MadEngineAdaptive, SustainedLossShrinksTheWindowToItsFloorAndAnswersGrowItB
 }
 
 TEST(MadEngineAdaptive, TimeoutFollowsTheMeasuredRoundTrip) {
-  MadEngineOptions o = adaptive(1, 1, 3, 200ms);
-  o.adaptive.timeoutMin = 20ms;  // The default floor is the fixed 200 ms; this one lets it fall.
-  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{30ms}}; }, o);
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{30ms}}; },
+            adaptive(1, 1, 3, 200ms));
   for (const auto& r : h.engine->run(requests(50, 1))) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r.attempts, 1);

@@ -129,6 +129,7 @@ struct Harness {
     o.window = 16;
     o.retries = 1;
     o.timeout = 50ms;
+    o.adaptive.timeoutMin = 20ms;  // Fake-clock scale, below the default floor (200 ms).
     engine = std::make_unique<mad::MadEngine>(transport, clock, o);
     LftReaderOptions lo;
     if (directRoute) lo.localPort = localPortOf(*truth.topology());
