@@ -79,8 +79,8 @@ struct ServiceConfig {
   int madRetries = 3;
   /// The MAD engine's policy (telemetry/mad_policy/flow_control.h): "adaptive" or "fixed".
   std::string madPolicy = "fixed";
-  int madMinWindow = 8;      ///< adaptive: the overall window's floor (max: madWindow)
-  int madTimeoutMinMs = 200; ///< adaptive: RTO bounds (madTimeoutMs is the initial RTO)
+  int madMinWindow = 8;       ///< adaptive: the overall window's floor (max: madWindow)
+  int madTimeoutMinMs = 200;  ///< adaptive: RTO bounds (madTimeoutMs is the initial RTO)
   int madTimeoutMaxMs = 2000;
   double madRetryBudget = 0.1;  ///< adaptive: retries per first send, in the long run
   int madBreakerAfter = 3;      ///< adaptive: failed requests in a row that open a breaker
