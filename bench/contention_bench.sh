@@ -109,6 +109,7 @@ run_policy() {
           echo run >>"$dir/loader.runs"
         done ) &
       loader=$!
+      pids+=("$loader")
     fi
     if [ "$phase" = load ] && [ "$(date +%s)" -ge "$load_end" ]; then
       wait "$loader" || true
