@@ -41,14 +41,8 @@ work=$(mktemp -d /tmp/contention.XXXXXX)
 keep=1
 if [ -z "$name" ]; then name="contention-sus$sus"; keep=0; fi
 pids=()
-stop_pids() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do
-    for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$p" 2>/dev/null || true
-  done
-  pids=()
-}
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 cleanup() {
   stop_pids
   [ "$keep" = 1 ] || "$cli" sim down --name "$name" >/dev/null 2>&1 || true
@@ -56,12 +50,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-wait_for() {  # wait_for WHAT SECONDS CMD...: bounded wait until CMD succeeds
-  local what="$1" limit="$2"; shift 2
-  for _ in $(seq 1 "$limit"); do "$@" >/dev/null 2>&1 && return 0; sleep 1; done
-  echo "contention_bench.sh: timed out waiting for $what" >&2
-  return 1
-}
 
 if ! "$cli" sim list 2>/dev/null | grep -q "^$name\b"; then
   "$cli" topo gen --preset superpod --sus "$sus" >"$work/fabric.net"

@@ -43,24 +43,14 @@ export IBFABRIC_SIM_DIR="${IBFABRIC_SIM_DIR:-/tmp/ibfabric-scalebench}"
 work=$(mktemp -d /tmp/scalebench.XXXXXX)
 name="${name:-scale-$fabric}"
 pids=()
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do
-    for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$p" 2>/dev/null || true
-  done
+  stop_pids
   [ "$keep" = 1 ] || "$cli" sim down --name "$name" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# Waits (bounded) until "$@" succeeds.
-wait_for() {
-  local what="$1" limit="$2"; shift 2
-  for _ in $(seq 1 "$limit"); do "$@" >/dev/null 2>&1 && return 0; sleep 1; done
-  echo "scale_bench.sh: timed out waiting for $what" >&2
-  return 1
-}
 
 case "$fabric" in
   superpod-40) gen=(--preset superpod --sus 40) ;;
