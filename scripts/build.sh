@@ -9,7 +9,7 @@ kind="${1:-release}"
 jobs="${IBFABRIC_BUILD_JOBS:-$(nproc)}"
 case "$kind" in
   release) dir=build; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
-  asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DIBFABRIC_SANITIZE=ON) ;;
+  asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DIBFABRIC_SANITIZE=ON -DIBFABRIC_BENCH=OFF) ;;
   *) echo "build.sh: unknown build kind '$kind' (release|asan)" >&2; exit 2 ;;
 esac
 

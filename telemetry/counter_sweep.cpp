@@ -183,6 +183,29 @@ CounterSweeper::CounterSweeper(mad::MadEngine& engine, const mad::Clock& clock,
                                SweepOptions options)
     : engine_(engine), clock_(clock), options_(std::move(options)) {}
 
+template <typename From, typename KeyOf, typename LastOkOf>
+void CounterSweeper::carryLastOk(std::vector<Target>& next, const From& from, KeyOf keyOf,
+                                 LastOkOf lastOkOf) {
+  auto f = from.begin();
+  for (Target& t : next) {
+    while (f != from.end() && keyOf(*f) < t.key) ++f;
+    if (f == from.end()) return;
+    if (keyOf(*f) == t.key && lastOkOf(*f) > t.lastOk) t.lastOk = lastOkOf(*f);
+  }
+}
+
+void CounterSweeper::continueAfter(const CounterSnapshot& previous) {
+  sequence_ = std::max(sequence_, previous.sequence);
+  continued_.clear();
+  for (const PortSample& s : previous.ports)  // sorted by key
+    if (s.lastOk != mad::Clock::time_point{}) continued_.emplace_back(s.key, s.lastOk);
+  if (targets_.empty()) return;  // given with the next topology
+  carryLastOk(
+      targets_, continued_, [](const auto& p) { return p.first; },
+      [](const auto& p) { return p.second; });
+  continued_.clear();
+}
+
 void CounterSweeper::setTopology(TopologyPtr topology) {
   std::vector<Target> next;
   if (topology) {
@@ -199,6 +222,13 @@ void CounterSweeper::setTopology(TopologyPtr topology) {
   }
   std::sort(next.begin(), next.end(),
             [](const Target& a, const Target& b) { return a.key < b.key; });
+  carryLastOk(
+      next, targets_, [](const Target& t) { return t.key; },
+      [](const Target& t) { return t.lastOk; });
+  carryLastOk(
+      next, continued_, [](const auto& p) { return p.first; },
+      [](const auto& p) { return p.second; });
+  continued_.clear();
   // Ports polled before and absent now are reported once as gone.
   std::set<PortKey> now;
   for (const auto& t : next) now.insert(t.key);
@@ -220,6 +250,7 @@ void CounterSweeper::setTopology(TopologyPtr topology) {
     }
     s.status = PortStatus::kGone;
     s.detail = "no longer linked in the topology";
+    s.lastOk = t.lastOk;
     gone_.push_back(std::move(s));
   }
   targets_ = std::move(next);
@@ -459,8 +490,10 @@ CounterSnapshotPtr CounterSweeper::finishSweep(std::shared_ptr<CounterSnapshot> 
                                                const SampleSink* sink) {
   SweepStats& stats = snap->stats;
   stats.ports = samples.size();
-  for (const auto& s : samples)
+  for (const auto& s : samples) {
     if (s.status == PortStatus::kOk) ++stats.portsOk;
+    if (s.stale()) ++stats.portsStale;
+  }
   for (auto& g : gone_) {
     g.at = snap->started;
     if (sink) (*sink)(g);
@@ -576,6 +609,10 @@ CounterSnapshotPtr CounterSweeper::sweepInSlices(const SampleSink* sink) {
       for (std::size_t r = 0; r < unsent.size(); ++r) account(sl.queries[r], unsent[r]);
     }
     if (options_.clearSaturated) clearSaturated(samples, sl.ports, stats);
+    for (std::size_t i : sl.ports) {
+      if (samples[i].status == PortStatus::kOk) targets_[i].lastOk = samples[i].at;
+      samples[i].lastOk = targets_[i].lastOk;
+    }
     if (sink)
       for (std::size_t i : sl.ports) (*sink)(samples[i]);
   }

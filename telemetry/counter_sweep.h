@@ -161,6 +161,11 @@ struct PortSample {
   std::string detail;  ///< Why, when status is not kOk ("PortCounters: timeout after 4 sends").
   /// When the last reply for this port arrived (engine clock); the sweep start if none did.
   mad::Clock::time_point at{};
+  /// When the port's newest kOk reading was taken (engine clock): `at` for a kOk sample; for a
+  /// port that failed this sweep, the last sweep that read it — how stale what is shown of it
+  /// is. The epoch ({}) when no sweep of this sweeper (or the one it continues) read it.
+  mad::Clock::time_point lastOk{};
+  bool stale() const { return status != PortStatus::kOk && lastOk != mad::Clock::time_point{}; }
   CounterValues counters;
   /// Counters this sweep cleared (PortCounters SET) after reading them: the next sample of
   /// these counts from 0.
@@ -194,6 +199,9 @@ struct TargetFailure {
 struct SweepStats {
   std::size_t ports = 0;  ///< Ports polled (excluding kGone entries).
   std::size_t portsOk = 0;
+  /// Polled ports not read this sweep that an earlier sweep read (PortSample::stale()): what is
+  /// shown of them is their last good reading.
+  std::size_t portsStale = 0;
   std::size_t requests = 0;  ///< MAD requests of this sweep (ClassPortInfo included).
   std::size_t attempts = 0;  ///< Sends (requests + retries).
   std::size_t retries = 0;
@@ -255,8 +263,10 @@ class CounterSweeper {
   /// as sweep() (sorted by key, same statuses, stats and failures). The engine's failFastAfter
   /// applies per slice; its batchWatchdog to the whole sweep.
   CounterSnapshotPtr sweep(const SampleSink& sink);
-  /// The next sweep is numbered at least `sequence` + 1 (a sweeper that replaces another).
-  void continueSequenceAfter(std::uint64_t sequence) { sequence_ = std::max(sequence_, sequence); }
+  /// A sweeper that replaces another continues its last snapshot: the next sweep is numbered
+  /// at least previous.sequence + 1, and its ports keep their last good readings' times
+  /// (PortSample::lastOk).
+  void continueAfter(const CounterSnapshot& previous);
 
   /// Capabilities read for the current topology, by node GUID (absent: not read or no answer).
   const std::map<Guid, PmaCapabilities>& capabilities() const { return capabilities_; }
@@ -266,7 +276,12 @@ class CounterSweeper {
     PortKey key;
     NodeIndex node = kNoNode;
     Lid lid;
+    mad::Clock::time_point lastOk{};  ///< PortSample::lastOk of its newest sample.
   };
+  /// Gives `next` (sorted) the lastOk of the same ports in `from` (sorted by key).
+  template <typename From, typename KeyOf, typename LastOkOf>
+  static void carryLastOk(std::vector<Target>& next, const From& from, KeyOf keyOf,
+                          LastOkOf lastOkOf);
   /// One counter query of a sweep: which target (index into targets_), which attribute.
   enum class QueryKind : std::uint8_t { kExtended, kNarrow };
   struct Query {
@@ -310,6 +325,9 @@ class CounterSweeper {
   TopologyPtr topology_;
   std::vector<Target> targets_;
   std::vector<PortSample> gone_;  ///< Reported by the next sweep.
+  /// The last good readings of the snapshot continued (continueAfter), by key, for the ports
+  /// of the next topology; cleared once given.
+  std::vector<std::pair<PortKey, mad::Clock::time_point>> continued_;
   std::map<Guid, PmaCapabilities> capabilities_;
   std::map<Guid, std::string> capabilityFailures_;  ///< Nodes whose ClassPortInfo failed.
   /// PortSamplesControl answers per model, kept across topologies: a tick, or nullopt when the

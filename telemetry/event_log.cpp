@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <stdexcept>
 
 namespace ibfabric::telemetry {
 namespace {
@@ -66,15 +67,37 @@ std::uint64_t EventLog::append(EventType type, EventEnd end, std::optional<Event
   return id;
 }
 
+void EventLog::restore(std::vector<Event> events, std::uint64_t lastId) {
+  {
+    std::lock_guard lock(mu_);
+    if (nextId_ != 1) throw std::logic_error("EventLog::restore: events were appended already");
+    if (events.size() > capacity_)
+      events.erase(events.begin(), events.end() - static_cast<std::ptrdiff_t>(capacity_));
+    const auto wallNow = std::chrono::system_clock::now();
+    const auto steadyNow = std::chrono::steady_clock::now();
+    std::uint64_t last = lastId;
+    for (Event& e : events) {
+      if (!events_.empty() && e.id <= events_.back().id)
+        throw std::invalid_argument("EventLog::restore: event ids must increase");
+      // The steady clock does not survive a restart: place the event as far back as its age.
+      e.steadyTime = steadyNow - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     wallNow - e.time);
+      last = std::max(last, e.id);
+      events_.push_back(std::move(e));
+    }
+    nextId_ = last + 1;
+  }
+  cv_.notify_all();
+}
+
 std::vector<Event> EventLog::query(const EventQuery& q) const {
   std::lock_guard lock(mu_);
   std::vector<Event> out;
-  // Ids are consecutive inside the deque: jump to the first one after sinceId.
-  std::size_t start = 0;
-  if (!events_.empty() && q.sinceId >= events_.front().id)
-    start = static_cast<std::size_t>(q.sinceId - events_.front().id + 1);
-  for (std::size_t i = start; i < events_.size() && out.size() < q.limit; ++i) {
-    const Event& e = events_[i];
+  // Ids increase along the deque (restored ones may have gaps): find the first after sinceId.
+  const auto first = std::upper_bound(events_.begin(), events_.end(), q.sinceId,
+                                      [](std::uint64_t id, const Event& e) { return id < e.id; });
+  for (auto it = first; it != events_.end() && out.size() < q.limit; ++it) {
+    const Event& e = *it;
     if (!q.types.empty() && !q.types.count(e.type)) continue;
     out.push_back(e);
   }

@@ -1,8 +1,9 @@
 // EventLog: one ordered, bounded log of fabric events with monotonic ids and timestamps.
 //
-// Ids start at 1 and never repeat; when the log is full the oldest events are dropped (and
-// counted). Readers query "since id" (exclusive) with optional type filter and limit, or block
-// in waitForNewer() until an event newer than an id arrives (for a long-poll endpoint).
+// Ids start at 1 (or after the last id of an earlier run, restore()) and never repeat; when the log
+// is full the oldest events are dropped (and counted). Readers query "since id" (exclusive) with
+// optional type filter and limit, or block in waitForNewer() until an event newer than an id
+// arrives (for a long-poll endpoint).
 //
 // Event sources:
 //   - appendTopologyEvents(): link down / link up from a TopologyDelta;
@@ -91,6 +92,11 @@ class EventLog {
   /// Stamps id and times; returns the id.
   std::uint64_t append(EventType type, EventEnd end, std::optional<EventEnd> remote,
                        std::string message);
+  /// Before the first append: takes the events of an earlier run (oldest first, ids
+  /// increasing, the newest `capacity` kept); the next id is lastId + 1 (lastId: the highest id
+  /// ever given, which may be above the newest event kept). Throws std::logic_error after an
+  /// append.
+  void restore(std::vector<Event> events, std::uint64_t lastId);
   /// Oldest first.
   std::vector<Event> query(const EventQuery& q = {}) const;
   /// Waits until an event with id > afterId exists or `timeout` passes; true if one does.
@@ -98,6 +104,7 @@ class EventLog {
   std::uint64_t lastId() const;
   std::uint64_t dropped() const;
   std::size_t size() const;
+  std::size_t capacity() const { return capacity_; }
 
  private:
   const std::size_t capacity_;

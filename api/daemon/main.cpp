@@ -26,7 +26,9 @@
 #include "api/http/rest_server.h"
 #include "api/service/child_crawl_source.h"
 #include "api/service/counter_source.h"
+#include "api/service/event_journal.h"
 #include "api/service/fabric_service.h"
+#include "api/service/state_store.h"
 #include "discovery/node_name_map.h"
 #include "telemetry/heap_tuning.h"
 
@@ -116,6 +118,14 @@ FabricServiceOptions serviceOptions(const ServiceConfig& config) {
   return so;
 }
 
+EventJournalOptions journalOptions(const ServiceConfig& config) {
+  EventJournalOptions jo;
+  jo.retention.eventMaxAge =
+      std::chrono::seconds(static_cast<std::int64_t>(config.stateEventMaxAgeDays * 24 * 3600));
+  jo.retention.eventMaxCount = config.stateEventMaxCount;
+  return jo;
+}
+
 RestOptions restOptions(const ServiceConfig& config) {
   RestOptions ro;
   ro.token = config.apiToken;
@@ -177,6 +187,8 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   const UmadCounterOptions uo = umadOptions(self, config);
   std::unique_ptr<FabricService> servicePtr;
   // Declared in the order each needs the ones before it (destroyed in reverse).
+  std::unique_ptr<StateStore> store;      // with `state.dir`: the durable store
+  std::unique_ptr<EventJournal> journal;  // the event log written to it
   std::unique_ptr<PlacementService> placement;
   std::unique_ptr<PoolService> pool;  // the GPU pool allocator, with a `pool:` block
   std::unique_ptr<RestServer> serverPtr;
@@ -184,6 +196,14 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   try {
     servicePtr = std::make_unique<FabricService>(
         std::move(crawlSource), [uo] { return makeUmadCounterSource(uo); }, serviceOptions(config));
+    if (!config.stateDir.empty()) {
+      store = std::make_unique<StateStore>(config.stateDir, config.stateMaxSizeMb << 20);
+      FabricService* svc = servicePtr.get();
+      journal =
+          std::make_unique<EventJournal>(*store, svc->events(), journalOptions(config),
+                                         [svc](const StoreStatus& st) { svc->setStoreStatus(st); });
+      journal->restore();
+    }
     // One placement engine for REST, the kube-scheduler extender and the pool.
     placement = std::make_unique<PlacementService>(*servicePtr);
     if (config.pool.enabled) {
@@ -221,6 +241,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
       return 1;
     }
   }
+  if (journal) journal->start();
   service.start();
   if (pool) pool->start();
   std::thread http([&server] {
@@ -232,6 +253,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   if (osm) osm->stop();
   if (pool) pool->stop();
   service.stop();
+  if (journal) journal->stop();  // writes the last events
   http.join();
   spdlog::info("stopped");
   return 0;

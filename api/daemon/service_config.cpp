@@ -196,6 +196,9 @@ void ServiceConfig::validate() const {
     throw ConfigError("crawl_check.max_loss: must be 0..1");
   if (crawlCheckRemovalAfter < 1) throw ConfigError("crawl_check.removal_after: must be >= 1");
   if (eventCapacity < 1) throw ConfigError("event_capacity: must be >= 1");
+  if (!(stateEventMaxAgeDays >= 0.0 && stateEventMaxAgeDays <= 36500.0))
+    throw ConfigError("state.event_max_age_days: must be 0..36500 (0: no limit)");
+  if (stateMaxSizeMb > (1u << 20)) throw ConfigError("state.max_size_mb: must be 0..1048576");
   if (!nodeNameMap.empty() && !std::filesystem::is_regular_file(nodeNameMap))
     throw ConfigError("node_name_map: no such file: " + nodeNameMap);
   validateOperational();
@@ -268,6 +271,24 @@ void applyStartupKeys(const YAML::Node& root, ServiceConfig& c) {
     c.crawlCheckRemovalAfter = scalar<std::uint32_t>(n, "crawl_check.removal_after");
 }
 
+/// The `state` mapping: where the durable store lives and how long it keeps events.
+void applyStateKeys(const YAML::Node& state, ServiceConfig& c) {
+  if (!state.IsMap()) throw ConfigError("config: \"state\" must be a mapping");
+  for (const auto& kv : state) {
+    const std::string key = scalar<std::string>(kv.first, "key");
+    if (key != "dir" && key != "event_max_age_days" && key != "event_max_count" &&
+        key != "max_size_mb")
+      throw ConfigError("config: unknown key \"state." + key + "\"");
+  }
+  if (auto n = state["dir"]) c.stateDir = scalar<std::string>(n, "state.dir");
+  if (auto n = state["event_max_age_days"])
+    c.stateEventMaxAgeDays = scalar<double>(n, "state.event_max_age_days");
+  if (auto n = state["event_max_count"])
+    c.stateEventMaxCount = scalar<std::size_t>(n, "state.event_max_count");
+  if (auto n = state["max_size_mb"])
+    c.stateMaxSizeMb = scalar<std::uint64_t>(n, "state.max_size_mb");
+}
+
 /// The `mad` mapping: the engine's limits and its policy.
 void applyMadKeys(const YAML::Node& mad, ServiceConfig& c) {
   static const std::set<std::string> keys = {"window",         "timeout_ms",   "retries",
@@ -298,10 +319,9 @@ ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
   if (root.IsNull()) return c;
   if (!root.IsMap()) throw ConfigError("config: the top level must be a mapping");
   static const std::set<std::string> known = {
-      "listen", "crawl_interval", "sweep_interval", "crawl_timeout",
-      "ca",     "ca_port",        "log_level",      "api_token",
-      "mad",    "history_depth",  "event_capacity", "node_name_map",
-      "pool"};
+      "listen",         "crawl_interval", "sweep_interval", "crawl_timeout", "ca",
+      "ca_port",        "log_level",      "api_token",      "mad",           "history_depth",
+      "event_capacity", "node_name_map",  "pool",           "state"};
   // Operational keys (docs/daemon.md): parsed by applyOperationalKeys below.
   static const std::set<std::string> operational = {"clear_saturated_counters", "expected_topology",
                                                     "metrics", "tls"};
@@ -330,6 +350,7 @@ ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
   if (auto n = root["history_depth"]) c.historyDepth = scalar<std::size_t>(n, "history_depth");
   if (auto n = root["event_capacity"]) c.eventCapacity = scalar<std::size_t>(n, "event_capacity");
   if (auto n = root["pool"]) c.pool = parsePoolConfig(n);
+  if (auto n = root["state"]) applyStateKeys(n, c);
   if (auto mad = root["mad"]) {
     if (!mad.IsMap()) throw ConfigError("config: \"mad\" must be a mapping");
     applyMadKeys(mad, c);

@@ -21,8 +21,8 @@
 //     ports: switch                 # switch | all (CA ports too)
 //     counters: [traffic, errors, congestion]   # or "all"; also packets, physical_errors,
 //                                   # filter_errors, utilization, link, xmit_wait
-//     collectors: {links: true}     # topology|mad|events|routing|lft|osm|ports|links: false = off
-//     port_labels: full             # deprecated, ignored (a warning at start)
+//     collectors: {links: true}     # topology|mad|events|store|routing|lft|osm|ports|links: false
+//     = off port_labels: full             # deprecated, ignored (a warning at start)
 //   tls: {cert: "", key: ""}        # PEM files: serve HTTPS
 //   osm_events: ""                  # Unix socket for the OpenSM event plugin; empty = off
 //   mad_transport: subprocess       # sweeps' umad port in a child (recovers) or inprocess
@@ -30,6 +30,9 @@
 //   mad_proxy_restart_cap: 30       # seconds: longest backoff between MAD proxy re-creations
 //   crawl_check: {enabled: true, max_loss: 0.10, removal_after: 3}   # api/service/crawl_check.h
 //   pool: {inventory: FILE, journal: DIR, quotas: [...]}   # GPU pool allocator (docs/pool.md)
+//   state: {dir: "", event_max_age_days: 30, event_max_count: 100000, max_size_mb: 1024}
+//                                   # durable state: the SQLite store (events; docs/daemon.md);
+//                                   # empty dir = in memory only
 //
 // Plain value type; loading is a pure function of its input.
 #pragma once
@@ -107,6 +110,11 @@ struct ServiceConfig {
   std::uint32_t crawlCheckRemovalAfter = 3;
   bool crawlCheckEnabled = true;
   PoolConfig pool;
+  /// The state directory (api/service/state_store.h); empty: nothing is kept across restarts.
+  std::string stateDir;
+  double stateEventMaxAgeDays = 30;         ///< 0: no age limit
+  std::size_t stateEventMaxCount = 100000;  ///< 0: no count limit
+  std::uint64_t stateMaxSizeMb = 1024;      ///< the store's file never grows past it; 0: no bound
 
   /// Throws ConfigError on out-of-range values.
   void validate() const;

@@ -36,6 +36,25 @@ json endJson(const Topology& t, PortRef r) {
   return {{"guid", toString(n.guid)}, {"node", n.description}, {"port", r.port.value()}};
 }
 
+/// When `s`'s newest good reading was taken (wall clock, from the snapshot's two clocks); nullopt
+/// when no sweep read it.
+std::optional<std::chrono::system_clock::time_point> lastOkTime(
+    const telemetry::CounterSnapshot& snap, const telemetry::PortSample& s) {
+  if (s.lastOk == mad::Clock::time_point{}) return std::nullopt;
+  return snap.wallTime -
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(snap.finished - s.lastOk);
+}
+
+/// A port end's reading in the last sweep: its status and, when it was not read this time
+/// (stale), since when what is shown of it is.
+json readingJson(const ServiceState& s, PortKey key) {
+  const telemetry::PortSample* sample = s.counters ? s.counters->find(key) : nullptr;
+  if (!sample) return json();
+  return {{"status", std::string(toString(sample->status))},
+          {"stale", sample->stale()},
+          {"last_ok_time", timeJson(lastOkTime(*s.counters, *sample))}};
+}
+
 json ratesJson(const telemetry::PortRates& r) {
   json deltas = json::object();
   for (Counter c : telemetry::kAllCounters) {
@@ -103,6 +122,26 @@ json madEngineJson(const mad::MadEngineStats& e) {
           {"target_down", e.targetDown}};
 }
 
+json storeJson(const StoreStatus& st) {
+  if (!st.enabled) return {{"enabled", false}};
+  return {{"enabled", true},
+          {"path", st.path},
+          {"moved_aside", st.movedAside.empty() ? json() : json(st.movedAside)},
+          {"moved_aside_reason", st.movedAsideReason.empty() ? json() : json(st.movedAsideReason)},
+          {"restored_events", st.restoredEvents},
+          {"skipped_events", st.skippedEvents},
+          {"events_written", st.eventsWritten},
+          {"last_written_id", st.lastWrittenId},
+          {"events_pruned", st.eventsPruned},
+          {"events_missed", st.eventsMissed},
+          {"writes", st.writes},
+          {"write_failures", st.writeFailures},
+          {"consecutive_failures", st.consecutiveFailures},
+          {"last_error", st.lastError.empty() ? json() : json(st.lastError)},
+          {"last_write", timeJson(st.lastWrite)},
+          {"last_write_seconds", st.lastWriteSeconds}};
+}
+
 }  // namespace
 
 double epochSeconds(std::chrono::system_clock::time_point t) {
@@ -119,7 +158,9 @@ const telemetry::LinkHealthReport* findHealth(const ServiceState& state, Guid a,
 }
 
 json healthJson(const ServiceState& s, std::chrono::system_clock::time_point now) {
-  const bool failing = s.crawl.consecutiveFailures > 0 || s.sweep.consecutiveFailures > 0;
+  // A store that cannot be written loses events at the next restart: degraded, not ready-only.
+  const bool failing = s.crawl.consecutiveFailures > 0 || s.sweep.consecutiveFailures > 0 ||
+                       s.store.consecutiveFailures > 0;
   json j = {{"status", s.subnet.waiting                  ? "waiting_for_subnet"
                        : !s.ready()                      ? "starting"
                        : failing || s.crawlCheck.suspect ? "degraded"
@@ -146,10 +187,12 @@ json healthJson(const ServiceState& s, std::chrono::system_clock::time_point now
   j["sweep"]["counter_source_starts"] = s.counterSourceStarts;
   j["sweep"]["counter_source_restarts"] = s.counterSourceRestarts;
   if (s.engine) j["mad"] = madEngineJson(*s.engine);
+  j["store"] = storeJson(s.store);
   if (s.counters) {
     j["sweep"]["sequence"] = s.counters->sequence;
     j["sweep"]["ports"] = s.counters->stats.ports;
     j["sweep"]["ports_ok"] = s.counters->stats.portsOk;
+    j["sweep"]["ports_stale"] = s.counters->stats.portsStale;
   }
   return j;
 }
@@ -303,6 +346,8 @@ json linkJson(const Topology& t, std::uint32_t index, const ServiceState& s,
   };
   j["a"]["rates"] = side(na, l.a.port);
   j["b"]["rates"] = side(nb, l.b.port);
+  j["a"]["reading"] = readingJson(s, PortKey{na.guid, l.a.port});
+  j["b"]["reading"] = readingJson(s, PortKey{nb.guid, l.b.port});
   return j;
 }
 
@@ -324,11 +369,20 @@ json portJson(const Topology& t, PortRef ref, const ServiceState& s,
   const PortKey key{n.guid, ref.port};
   const telemetry::PortSample* sample = s.counters ? s.counters->find(key) : nullptr;
   if (sample) {
+    const auto lastOk = lastOkTime(*s.counters, *sample);
     j["sample"] = {{"status", std::string(toString(sample->status))},
                    {"detail", sample->detail},
                    {"sequence", s.counters->sequence},
                    {"time", epochSeconds(s.counters->wallTime)},
+                   {"stale", sample->stale()},
+                   {"last_ok_time", timeJson(lastOk)},
                    {"counters", countersJson(sample->counters)}};
+    // Age of what is shown, now: a port that failed the last sweeps keeps its last reading.
+    j["sample"]["last_ok_age_seconds"] =
+        lastOk
+            ? json(
+                  std::chrono::duration<double>(std::chrono::system_clock::now() - *lastOk).count())
+            : json();
   } else {
     j["sample"] = json();
   }

@@ -8,6 +8,7 @@ std::vector<CollectorPtr> stateCollectors() {
   c.push_back(topologyCollector());
   c.push_back(madCollector());
   c.push_back(eventCollector());
+  c.push_back(storeCollector());
   c.push_back(routingCollector());
   c.push_back(lftCollector());
   c.push_back(osmCollector());

@@ -11,8 +11,8 @@
 
 namespace ibfabric::api {
 
-/// State collectors, in page order: daemon, topology, mad, events, routing, lft, osm, ports,
-/// links.
+/// State collectors, in page order: daemon, topology, mad, events, store, routing, lft, osm,
+/// ports, links.
 std::vector<CollectorPtr> stateCollectors();
 /// Live collectors: the process, placement, and the pool when there is one.
 std::vector<CollectorPtr> liveCollectors(const DaemonServices& services);
@@ -21,6 +21,7 @@ CollectorPtr daemonCollector();    ///< readiness, failures per fabric read
 CollectorPtr topologyCollector();  ///< the crawl, nodes, fabric counts, expected topology
 CollectorPtr madCollector();       ///< the counter sweep and its MAD engine
 CollectorPtr eventCollector();     ///< the event log
+CollectorPtr storeCollector();     ///< the durable state store and its event journal
 CollectorPtr routingCollector();   ///< route validation and up-link balance
 CollectorPtr lftCollector();       ///< forwarding-table freshness per switch
 CollectorPtr osmCollector();       ///< the OpenSM plugin link

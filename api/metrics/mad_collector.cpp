@@ -2,6 +2,7 @@
 // counter and where its policy stands (windows, round-trip times, retry budget, breakers;
 // telemetry/mad_policy/flow_control.h).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 
@@ -15,6 +16,15 @@ constexpr MetricFamily kSweepDuration{"ibfabric_sweep_duration_seconds",
 constexpr MetricFamily kLastSweep{"ibfabric_last_sweep_timestamp_seconds",
                                   "When the last successful counter sweep finished (Unix time)",
                                   "gauge"};
+constexpr MetricFamily kSweepPorts{
+    "ibfabric_sweep_ports",
+    "Ports of the last counter sweep by status (ok, timeout, unsupported, unreachable, gone)",
+    "gauge"};
+constexpr MetricFamily kSweepStale{
+    "ibfabric_sweep_ports_stale",
+    "Ports the last sweep could not read that an earlier sweep did: shown with their last good "
+    "reading",
+    "gauge"};
 
 // Counters, in the order they are written.
 constexpr MetricFamily kSent{"ibfabric_mad_sent_total",
@@ -149,6 +159,19 @@ void writeGauges(const mad::MadEngineStats& e, MetricWriter& out) {
   writeGauge(out, kOpen, static_cast<double>(e.openBreakers));
 }
 
+void writeSweepPorts(const telemetry::CounterSnapshot& snap, MetricWriter& out) {
+  using telemetry::PortStatus;
+  constexpr std::array kStatuses = {PortStatus::kOk, PortStatus::kTimeout, PortStatus::kUnsupported,
+                                    PortStatus::kUnreachable, PortStatus::kGone};
+  std::array<std::uint64_t, kStatuses.size()> counts{};
+  for (const auto& p : snap.ports) ++counts[static_cast<std::size_t>(p.status)];
+  out.family(kSweepPorts);
+  for (PortStatus st : kStatuses)
+    out.sampleU(kSweepPorts.name, Labels("status", telemetry::toString(st)),
+                counts[static_cast<std::size_t>(st)]);
+  writeGauge(out, kSweepStale, static_cast<double>(snap.stats.portsStale));
+}
+
 class MadCollector final : public Collector {
  public:
   std::string_view name() const override { return "mad"; }
@@ -162,6 +185,7 @@ class MadCollector final : public Collector {
       out.sample(kLastSweep.name, "",
                  std::chrono::duration<double>(s.sweep.lastSuccess->time_since_epoch()).count());
     }
+    if (s.counters) writeSweepPorts(*s.counters, out);
     if (!s.engine) return;
     writeCounters(*s.engine, out);
     writeGauges(*s.engine, out);

@@ -31,8 +31,8 @@ std::string_view portScopeName(PortScope scope) {
 }
 
 const std::vector<std::string_view>& optionalCollectorNames() {
-  static const std::vector<std::string_view> names = {"topology", "mad", "events", "routing",
-                                                      "lft",      "osm", "ports",  "links"};
+  static const std::vector<std::string_view> names = {
+      "topology", "mad", "events", "store", "routing", "lft", "osm", "ports", "links"};
   return names;
 }
 

@@ -46,9 +46,10 @@ class CounterSource {
     return nullptr;
   }
   virtual std::string describe() const = 0;
-  /// A re-created source numbers its sweeps on from `sequence` (the last one served), so
-  /// sequence numbers stay increasing across re-creations.
-  virtual void continueSequenceAfter(std::uint64_t /*sequence*/) {}
+  /// A re-created source continues the last snapshot served: it numbers its sweeps on from its
+  /// sequence (sequence numbers stay increasing across re-creations) and keeps its ports' last
+  /// good readings' times (telemetry::PortSample::lastOk).
+  virtual void continueAfter(const telemetry::CounterSnapshot& /*previous*/) {}
   /// Clears every counter of one port (PortCounters, and PortCountersExtended when the node
   /// has it), addressed at `lid` (the switch's LID or the CA port's). Blocking, bounded by the
   /// MAD engine's timeouts; called on the sweep thread between sweeps.

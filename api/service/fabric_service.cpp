@@ -68,6 +68,10 @@ ServiceStatePtr FabricService::state() const {
   return state_;
 }
 
+void FabricService::setStoreStatus(const StoreStatus& store) {
+  publish([&](ServiceState& s) { s.store = store; });
+}
+
 void FabricService::requestCrawl() {
   {
     std::lock_guard lock(mu_);
@@ -333,8 +337,7 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
     std::string error;
     if (!createSource(source, error)) return fail(error);
     sweptTopology.reset();
-    if (const auto& previous = analyzer.previous())
-      source->continueSequenceAfter(previous->sequence);
+    if (const auto& previous = analyzer.previous()) source->continueAfter(*previous);
   }
   const auto t0 = Clock::now();
   telemetry::CounterSnapshotPtr snap;

@@ -122,6 +122,8 @@ class FabricService {
   void requestRouteRefresh(const std::string& reason);
   /// Publishes the plugin link's status in the state.
   void setOsmLink(const OsmLinkStatus& link);
+  /// Publishes the state store's status (event_journal.h).
+  void setStoreStatus(const StoreStatus& store);
 
  private:
   struct ProbeMemory;

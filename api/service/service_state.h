@@ -57,6 +57,28 @@ struct ActivityStatus {
 
 struct RoutingAnalysis;  // api/service/routing_state.h
 
+/// The durable state store (state_store.h, event_journal.h); enabled with `state.dir`.
+struct StoreStatus {
+  bool enabled = false;
+  std::string path;
+  /// An unusable earlier file moved aside at start, and why (empty: none).
+  std::string movedAside;
+  std::string movedAsideReason;
+  std::uint64_t restoredEvents = 0;  ///< Events of earlier runs loaded at start.
+  std::uint64_t skippedEvents = 0;   ///< Stored rows this version could not read.
+  std::uint64_t eventsWritten = 0;
+  std::uint64_t lastWrittenId = 0;  ///< The newest event id in the store.
+  std::uint64_t eventsPruned = 0;   ///< Deleted by retention.
+  std::uint64_t writes = 0;         ///< Transactions committed.
+  std::uint64_t writeFailures = 0;
+  std::uint64_t consecutiveFailures = 0;
+  /// Events the log dropped (it was full) before the journal could write them.
+  std::uint64_t eventsMissed = 0;
+  std::string lastError;
+  std::optional<std::chrono::system_clock::time_point> lastWrite;
+  double lastWriteSeconds = 0;  ///< Duration of the last write.
+};
+
 /// Whether the subnet can be read yet: before the local port is Active with a LID and an SM is
 /// known, the daemon waits (health `waiting_for_subnet`) instead of crawling LID 0 everywhere.
 struct SubnetStatus {
@@ -112,6 +134,7 @@ struct ServiceState {
   std::map<std::string, std::uint64_t> eventsByType;
   /// The OpenSM event plugin link and what was done about its events.
   OsmState osm;
+  StoreStatus store;
 
   /// First crawl and first sweep done.
   bool ready() const { return topology && counters; }

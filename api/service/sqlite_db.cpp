@@ -13,6 +13,7 @@ namespace {
 }  // namespace
 
 bool SqliteError::corrupt() const { return code_ == SQLITE_CORRUPT || code_ == SQLITE_NOTADB; }
+bool SqliteError::busy() const { return code_ == SQLITE_BUSY || code_ == SQLITE_LOCKED; }
 
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
   const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);

@@ -26,6 +26,8 @@ class SqliteError : public std::runtime_error {
   int code() const { return code_; }
   /// The file is damaged or is not a database (SQLITE_CORRUPT / SQLITE_NOTADB).
   bool corrupt() const;
+  /// Another connection holds the lock (SQLITE_BUSY / SQLITE_LOCKED).
+  bool busy() const;
 
  private:
   int code_;

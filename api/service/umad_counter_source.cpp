@@ -57,9 +57,9 @@ class UmadCounterSource final : public CounterSource {
     if (auto fatal = transport_->fatalError(); !fatal.empty()) throw SweepError(fatal);
     return snap;
   }
-  void continueSequenceAfter(std::uint64_t sequence) override {
+  void continueAfter(const telemetry::CounterSnapshot& previous) override {
     ensureSweeper();
-    sweeper_->continueSequenceAfter(sequence);
+    sweeper_->continueAfter(previous);
   }
   std::optional<mad::MadEngineStats> engineStats() const override { return engine_->stats(); }
   routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& topology,

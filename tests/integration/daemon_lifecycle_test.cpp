@@ -6,6 +6,9 @@
 //   - a host's only cable unlinked: a link-down for that cable, and no degraded or error event
 //     on any other link for the next 10 sweeps (the switch relay errors the daemon's own probes
 //     cause on its leaf port are `unreachable_traffic`, not a bad cable);
+//   - 30% of the PMA queries to two switches dropped: every sweep is published, >= 95% of the
+//     other ports are read in each, and the dropped switches' unread ports are stale (their
+//     last good reading's time shown), not failed, raising no alarm; back to all ok after;
 //   - half the NodeInfo SMPs of every node dropped for 30 s: the crawls are suspect (health,
 //     metric), the model is kept (no link_down, port_gone or pool allocation degraded), and
 //     everything is back within 2 crawls of the drops ending.
@@ -17,6 +20,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -223,6 +227,106 @@ TEST(DaemonLifecycle, UnlinkingAHostsOnlyCableAlarmsThatCableOnly) {
   std::size_t unreachable = 0;
   for (const auto& e : all) unreachable += e["type"] == "unreachable_traffic";
   std::printf("[ unlink ] %zu events, %zu unreachable_traffic\n", all.size(), unreachable);
+  daemon.signalAndWait(SIGTERM, 10s);
+}
+
+TEST(DaemonLifecycle, MadLossOnSomeSwitchesMarksTheirPortsStaleAndTheRestIsRead) {
+  const auto net = writeScratchFile("partial.net", fatTreeText("pl", 2, 4, 4));
+  SimFabric fabric(net, "partial");
+  // One retry (the default is 3): at 30 % loss a PortCounters query then fails 9 % of the time,
+  // so most sweeps have unread ports on the lossy switches; with 3 retries it is 0.8 %.
+  const auto config = writeScratchFile(
+      "partial.yaml", "sweep_interval: 0.5\ncrawl_interval: 60\nmad: {retries: 1}\n");
+  DaemonProcess daemon(fabric, {"--config", config.string(), "--listen", "127.0.0.1:0"}, "partial");
+  const int port = daemon.waitForPort(60s);
+  ASSERT_GT(port, 0) << daemon.log();
+  Http http(port);
+  ASSERT_TRUE(waitFor([&] { return http.get("/api/v1/health/ready").first == 200; }, 60s))
+      << daemon.log();
+  const std::set<std::string> lossy = {guidOf(http, "plspine1"), guidOf(http, "plleaf1")};
+  ASSERT_FALSE(lossy.count("")) << "lossy switches not in /nodes";
+  const std::uint64_t since = http.lastEventId();
+
+  // 30 % of the PortCounters GETs (attribute 0x12) to these switches' PMA are dropped where the
+  // switch answers (so no error counter counts them: the cables are fine).
+  auto setDrops = [&](int percent) {
+    for (const char* sw : {"plspine1", "plleaf1"}) {
+      const auto r =
+          fabric.cmd(std::string("Error \"") + sw + "\" " + std::to_string(percent) + " 0x12");
+      ASSERT_EQ(r.exitCode, 0) << r.describe();
+    }
+  };
+  bool dropping = true;
+  setDrops(30);
+  ScopeExit undo([&] {
+    if (dropping) setDrops(0);
+  });
+
+  // Watch the published sweeps through /links: every fetch is one sweep's snapshot.
+  std::set<std::uint64_t> sweeps, sweepsWithStale;
+  std::size_t staleEnds = 0;
+  json staleEnd;  // one, for its port view
+  json links;
+  const bool enough = waitFor(
+      [&] {
+        const std::uint64_t before = http.sequence();
+        links = http.ok("/api/v1/links?limit=1000")["links"];
+        if (http.sequence() != before || before == 0) return false;  // a sweep in between
+        std::size_t others = 0, othersOk = 0, stale = 0;
+        for (const auto& l : links) {
+          for (const char* side : {"a", "b"}) {
+            const json& end = l[side];
+            const json& reading = end["reading"];
+            if (!reading.is_object()) continue;
+            const bool ok = reading["status"] == "ok";
+            if (!lossy.count(end["guid"])) {
+              ++others;
+              othersOk += ok;
+              continue;
+            }
+            if (ok) continue;
+            // Unread this sweep: stale, with the time of its last good reading.
+            EXPECT_TRUE(reading["stale"].get<bool>()) << end.dump();
+            EXPECT_TRUE(reading["last_ok_time"].is_number()) << end.dump();
+            ++stale;
+            staleEnd = end;
+          }
+        }
+        EXPECT_GT(others, 0u);
+        EXPECT_GE(static_cast<double>(othersOk), 0.95 * static_cast<double>(others))
+            << othersOk << " of " << others << " other ports read in sweep " << before;
+        sweeps.insert(before);
+        if (stale > 0) sweepsWithStale.insert(before);
+        staleEnds += stale;
+        return sweeps.size() >= 20 && sweepsWithStale.size() >= 3;
+      },
+      90s, 200ms);
+  ASSERT_TRUE(enough) << sweeps.size() << " sweeps seen, " << sweepsWithStale.size()
+                      << " with stale ports" << daemon.log();
+  const json h = http.ok("/api/v1/health");
+  EXPECT_EQ(h["sweep"]["consecutive_failures"], 0) << h.dump();
+  EXPECT_GE(metricValue(http.metrics(), "ibfabric_sweep_ports_stale"), 0.0);
+  std::printf("[ partial ] %zu sweeps watched, %zu with stale ports (%zu stale ends in all)\n",
+              sweeps.size(), sweepsWithStale.size(), staleEnds);
+
+  // A port view says how old what it shows is (this port may have been read again since).
+  const json view = http.ok("/api/v1/ports/" + staleEnd["guid"].get<std::string>() + "/" +
+                            std::to_string(staleEnd["port"].get<int>()));
+  EXPECT_TRUE(view["sample"]["last_ok_time"].is_number()) << view["sample"].dump();
+  EXPECT_GE(view["sample"]["last_ok_age_seconds"].get<double>(), 0.0) << view["sample"].dump();
+  EXPECT_EQ(view["sample"]["stale"], view["sample"]["status"] != "ok") << view["sample"].dump();
+
+  setDrops(0);
+  dropping = false;
+  ASSERT_TRUE(waitFor(
+      [&] {
+        const json s = http.ok("/api/v1/health")["sweep"];
+        return s.value("ports_stale", 1) == 0 && s.value("ports_ok", 0) == s.value("ports", -1);
+      },
+      30s, 100ms))
+      << http.ok("/api/v1/health").dump();
+  const json bad = http.events(since, "link_degraded,error_threshold,link_down,port_gone");
+  EXPECT_TRUE(bad.empty()) << bad.dump();
   daemon.signalAndWait(SIGTERM, 10s);
 }
 

@@ -48,6 +48,14 @@ DaemonProcess::DaemonProcess(const SimFabric& fabric, const std::vector<std::str
   out_ = out[0];
 }
 
+pid_t DaemonProcess::daemonPid() const {
+  if (pid_ <= 0 || reaped_) return -1;
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(pid_) + "/children");
+  long child = -1;
+  if (!(in >> child)) return -1;
+  return static_cast<pid_t>(child);
+}
+
 DaemonProcess::~DaemonProcess() {
   if (pid_ > 0 && !reaped_) {
     ::kill(pid_, SIGKILL);

@@ -38,7 +38,10 @@ class DaemonProcess {
   int signal(int sig);
   /// Sends `sig`, waits at most `timeout` for the exit; returns the wait status (or -1).
   int signalAndWait(int sig, std::chrono::milliseconds timeout);
+  /// The `ibfabric sim run` wrapper's pid (it forwards SIGTERM/SIGINT/SIGHUP to the daemon).
   pid_t pid() const { return pid_; }
+  /// The daemon itself (the wrapper's child): what SIGKILL must reach. -1 when it is gone.
+  pid_t daemonPid() const;
   /// The daemon's stderr so far.
   std::string log() const;
 

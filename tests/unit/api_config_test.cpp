@@ -104,6 +104,26 @@ TEST(ApiConfig, SubnetWaitProxyBackoffAndCrawlCheck) {
   EXPECT_THROW(loadConfigText("mad_proxy_restart_cap: 0\n"), ConfigError);
 }
 
+TEST(ApiConfig, StateDirectoryAndRetention) {
+  const ServiceConfig d;
+  EXPECT_TRUE(d.stateDir.empty());  // nothing kept across restarts unless asked
+  EXPECT_DOUBLE_EQ(d.stateEventMaxAgeDays, 30);
+  EXPECT_EQ(d.stateEventMaxCount, 100000u);
+  EXPECT_EQ(d.stateMaxSizeMb, 1024u);
+  auto c = loadConfigText(
+      "state: {dir: /var/lib/ibfabric, event_max_age_days: 7, event_max_count: 500, "
+      "max_size_mb: 64}\n");
+  EXPECT_EQ(c.stateDir, "/var/lib/ibfabric");
+  EXPECT_DOUBLE_EQ(c.stateEventMaxAgeDays, 7);
+  EXPECT_EQ(c.stateEventMaxCount, 500u);
+  EXPECT_EQ(c.stateMaxSizeMb, 64u);
+  EXPECT_THROW(loadConfigText("state: {dir: /x, keep: 3}\n"), ConfigError);
+  EXPECT_THROW(loadConfigText("state: /var/lib/ibfabric\n"), ConfigError);
+  EXPECT_THROW(loadConfigText("state: {event_max_age_days: -1}\n"), ConfigError);
+  EXPECT_THROW(loadConfigText("state: {event_max_count: [1]}\n"), ConfigError);
+  EXPECT_THROW(loadConfigText("state: {max_size_mb: 99999999}\n"), ConfigError);
+}
+
 TEST(ApiConfig, ShippedExampleIsValid) {
   auto c = loadConfigFile(std::string(IBFABRIC_SOURCE_DIR) + "/packaging/ibfabricd.yaml");
   EXPECT_EQ(c.listen.host, "127.0.0.1");

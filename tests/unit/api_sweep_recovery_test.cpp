@@ -31,9 +31,9 @@ class ScriptedSource final : public CounterSource {
  public:
   explicit ScriptedSource(std::shared_ptr<Control> c) : c_(std::move(c)) {}
   void setTopology(TopologyPtr t) override { topology_ = std::move(t); }
-  void continueSequenceAfter(std::uint64_t s) override {
-    c_->continuedAfter = s;
-    sequence_ = std::max(sequence_, s);
+  void continueAfter(const telemetry::CounterSnapshot& previous) override {
+    c_->continuedAfter = previous.sequence;
+    sequence_ = std::max(sequence_, previous.sequence);
   }
   std::string describe() const override { return "scripted"; }
   telemetry::CounterSnapshotPtr sweep() override {

@@ -315,6 +315,62 @@ TEST(CounterSweep, TimedOutPortDoesNotStopTheSweep) {
   EXPECT_EQ(again->stats.retries, 4u);
 }
 
+// A port that stops answering is stale, not blank: its sample says when its last good reading
+// was taken, across sweeps, a new topology and a sweeper that continues another.
+TEST(CounterSweep, FailedPortsKeepTheTimeOfTheirLastGoodReading) {
+  Harness h;
+  h.sweeper->setTopology(fabric());
+  auto first = h.sweeper->sweep();
+  const PortSample* b1 = first->find({kCaB, PortNum{1}});
+  ASSERT_EQ(b1->status, PortStatus::kOk);
+  EXPECT_EQ(b1->lastOk, b1->at);
+  EXPECT_FALSE(b1->stale());
+  EXPECT_EQ(first->stats.portsStale, 0u);
+
+  h.clock.advance(10s);
+  h.pma.dead.insert(6);
+  auto second = h.sweeper->sweep();
+  const PortSample* b2 = second->find({kCaB, PortNum{1}});
+  EXPECT_EQ(b2->status, PortStatus::kTimeout);
+  EXPECT_TRUE(b2->stale());
+  EXPECT_EQ(b2->lastOk, b1->at);
+  EXPECT_EQ(second->stats.portsStale, 1u);
+  EXPECT_EQ(second->stats.portsOk, 5u);
+  EXPECT_GT(second->find({kCaA, PortNum{1}})->lastOk, b1->at);  // the others read again
+
+  h.sweeper->setTopology(fabric());  // a new crawl of the same fabric
+  h.clock.advance(10s);
+  auto third = h.sweeper->sweep();
+  EXPECT_EQ(third->find({kCaB, PortNum{1}})->lastOk, b1->at);
+
+  // A sweeper that replaces this one (the counter source re-created) continues its snapshot.
+  CounterSweeper next(*h.engine, h.clock);
+  next.continueAfter(*third);
+  next.setTopology(fabric());
+  h.clock.advance(10s);
+  auto fourth = next.sweep();
+  EXPECT_EQ(fourth->sequence, third->sequence + 1);
+  EXPECT_EQ(fourth->find({kCaB, PortNum{1}})->lastOk, b1->at);
+  EXPECT_EQ(fourth->stats.portsStale, 1u);
+
+  // A port no sweep ever read is failed, not stale.
+  CounterSweeper fresh(*h.engine, h.clock);
+  fresh.setTopology(fabric());
+  auto never = fresh.sweep();
+  const PortSample* b0 = never->find({kCaB, PortNum{1}});
+  EXPECT_NE(b0->status, PortStatus::kOk);
+  EXPECT_FALSE(b0->stale());
+  EXPECT_EQ(never->stats.portsStale, 0u);
+
+  h.pma.dead.clear();
+  h.clock.advance(10s);
+  auto back = next.sweep();
+  const PortSample* b5 = back->find({kCaB, PortNum{1}});
+  EXPECT_EQ(b5->status, PortStatus::kOk);
+  EXPECT_EQ(b5->lastOk, b5->at);
+  EXPECT_EQ(back->stats.portsStale, 0u);
+}
+
 TEST(CounterSweep, ErrorStatusIsUnsupported) {
   Harness h;
   h.sweeper->setTopology(fabric());
