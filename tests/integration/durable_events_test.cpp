@@ -88,7 +88,8 @@ TEST(DurableEvents, EventsAndTheirIdsSurviveSigtermAndSigkill) {
   ASSERT_EQ(fabric.cmd("Unlink \"" + victim + "\"[1]").exitCode, 0);
   ASSERT_TRUE(waitFor(
       [&] {
-        for (const auto& e : allEvents(*http)["events"])
+        const json all = allEvents(*http);
+        for (const auto& e : all["events"])
           if (e["type"] == "link_down") return true;
         return false;
       },
@@ -121,7 +122,8 @@ TEST(DurableEvents, EventsAndTheirIdsSurviveSigtermAndSigkill) {
   json upEvent;
   ASSERT_TRUE(waitFor(
       [&] {
-        for (const auto& e : allEvents(*http)["events"])
+        const json all = allEvents(*http);
+        for (const auto& e : all["events"])
           if (e["type"] == "link_up") upEvent = e;
         return upEvent.is_object();
       },
