@@ -80,6 +80,46 @@ std::vector<std::string> kueueLevels() {
   return {kLabelSpineGroup, kLabelSu, kLabelLeaf, "kubernetes.io/hostname"};
 }
 
+const std::vector<std::string>& kueueTopologyApiVersions() {
+  static const std::vector<std::string> versions = {
+      "kueue.x-k8s.io/v1beta2", "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1alpha1"};
+  return versions;
+}
+
+bool isDnsSubdomain(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  // Every dot-separated part is a DNS label: alphanumeric at both ends, '-' inside.
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = name.find('.', start);
+    const std::string_view part =
+        name.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    if (part.empty() || part.size() > 63 || !alnum(part.front()) || !alnum(part.back()))
+      return false;
+    for (char c : part)
+      if (!alnum(c) && c != '-') return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+std::optional<std::string> kueueTopologyProblem(std::string_view name,
+                                                std::string_view apiVersion) {
+  if (!isDnsSubdomain(name))
+    return "name: '" + std::string(name) +
+           "' is not a Kubernetes object name (lower-case letters, digits, '-' and '.', "
+           "starting and ending with a letter or digit, at most 253)";
+  const auto& known = kueueTopologyApiVersions();
+  if (std::find(known.begin(), known.end(), apiVersion) == known.end()) {
+    std::string list;
+    for (const auto& v : known) list += (list.empty() ? "" : ", ") + v;
+    return "api_version: '" + std::string(apiVersion) + "' is not one Kueue serves Topology in (" +
+           list + ")";
+  }
+  return std::nullopt;
+}
+
 std::string kueueTopologyYaml(const std::string& name, const std::string& apiVersion) {
   std::string out = "apiVersion: " + apiVersion + "\nkind: Topology\nmetadata:\n  name: \"" + name +
                     "\"\nspec:\n  levels:\n";

@@ -16,7 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scheduler_hooks/export_layout.h"
@@ -47,9 +49,20 @@ std::string formatLabelsYaml(const ExportLayout& layout);
 
 /// Kueue TAS level labels, coarsest first, ending with kubernetes.io/hostname.
 std::vector<std::string> kueueLevels();
-/// A Kueue Topology object (`apiVersion` e.g. "kueue.x-k8s.io/v1beta1").
+/// The API versions in which Kueue serves `Topology`, newest first: v1beta2 (the storage
+/// version of current releases: the default), v1beta1 (deprecated), v1alpha1 (the only one of
+/// Kueue <= v0.13).
+const std::vector<std::string>& kueueTopologyApiVersions();
+inline constexpr const char* kKueueDefaultApiVersion = "kueue.x-k8s.io/v1beta2";
+/// A Kubernetes object name as the API server checks it (RFC 1123 DNS subdomain: at most 253
+/// lower-case letters, digits, '-' and '.', starting and ending with a letter or digit).
+bool isDnsSubdomain(std::string_view name);
+/// Why a Topology named `name` in `apiVersion` would be rejected (one line naming the field);
+/// nullopt when it would not.
+std::optional<std::string> kueueTopologyProblem(std::string_view name, std::string_view apiVersion);
+/// A Kueue Topology object; the caller checks kueueTopologyProblem() first.
 std::string kueueTopologyYaml(const std::string& name = "ibfabric",
-                              const std::string& apiVersion = "kueue.x-k8s.io/v1beta1");
+                              const std::string& apiVersion = kKueueDefaultApiVersion);
 
 struct HyperNode {
   std::string name;

@@ -122,6 +122,20 @@ TEST(ExtenderSim, FilterDropsAHostWhoseHcaLinkIsUnlinked) {
   auto bad = c.Get("/api/v1/export/slurm-topology?plugin=torus");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);
+  // Kueue: v1beta2 by default; object names and API versions checked, the reason in the 400.
+  auto kueue = c.Get("/api/v1/export/kueue-topology");
+  ASSERT_TRUE(kueue);
+  EXPECT_EQ(kueue->status, 200);
+  EXPECT_EQ(kueue->body.rfind("apiVersion: kueue.x-k8s.io/v1beta2\n", 0), 0u) << kueue->body;
+  for (const char* query : {"name=bad_name", "api_version=foo/bar", "name=Fabric"}) {
+    auto rejected = c.Get(std::string("/api/v1/export/kueue-topology?") + query);
+    ASSERT_TRUE(rejected);
+    EXPECT_EQ(rejected->status, 400) << query;
+    EXPECT_NE(
+        rejected->body.find(std::string(query).substr(0, std::string(query).find('=')) + ": '"),
+        std::string::npos)
+        << rejected->body;
+  }
 
   // The CLI asks the daemon.
   auto cli = runCli({"export", "k8s-labels", "--format", "json", "--server",

@@ -98,6 +98,28 @@ TEST(K8sLabels, KueueTopologyListsTheLevelsCoarsestFirst) {
             "  - nodeLabel: \"kubernetes.io/hostname\"\n");
 }
 
+TEST(K8sLabels, KueueTopologyNamesAndApiVersionsAreChecked) {
+  EXPECT_EQ(std::string(kKueueDefaultApiVersion), "kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(kueueTopologyYaml().rfind("apiVersion: kueue.x-k8s.io/v1beta2\n", 0), 0u);
+  for (const auto& v : kueueTopologyApiVersions())
+    EXPECT_FALSE(kueueTopologyProblem("ibfabric", v)) << v;
+  for (const char* ok : {"ibfabric", "ib-fabric.prod", "a", "x1.y2-z3"})
+    EXPECT_FALSE(kueueTopologyProblem(ok, kKueueDefaultApiVersion)) << ok;
+  for (const std::string& bad :
+       std::vector<std::string>{"", "bad_name", "Fabric", "-x", "x-", "a..b", ".a", "a b",
+                                std::string(254, 'a'), std::string(64, 'a') + ".b"}) {
+    auto p = kueueTopologyProblem(bad, kKueueDefaultApiVersion);
+    ASSERT_TRUE(p) << bad;
+    EXPECT_EQ(p->rfind("name: '", 0), 0u) << *p;
+  }
+  for (const char* bad : {"foo/bar", "kueue.x-k8s.io/v2", "kueue.x-k8s.io/v1beta1 ", ""}) {
+    auto p = kueueTopologyProblem("ibfabric", bad);
+    ASSERT_TRUE(p) << bad;
+    EXPECT_EQ(p->rfind("api_version: '", 0), 0u) << *p;
+  }
+  EXPECT_TRUE(isDnsSubdomain(std::string(63, 'a') + "." + std::string(63, 'b')));
+}
+
 TEST(Volcano, SuperpodRailLeavesOfOneSuAreGroupedIntoOneTier2HyperNode) {
   ExportLayout layout = buildExportLayout(superpod(2));
   auto hns = volcanoHyperNodes(layout);

@@ -208,6 +208,11 @@ TEST(SlurmExportCli, ReadsANetFileAndReportsBadInput) {
   auto kueue = testing::runCli({"export", "kueue-topology", "--name", "fabric"});
   ASSERT_EQ(kueue.exitCode, 0) << kueue.describe();
   EXPECT_NE(kueue.out.find("name: \"fabric\""), std::string::npos) << kueue.out;
+  EXPECT_EQ(kueue.out.rfind("apiVersion: kueue.x-k8s.io/v1beta2\n", 0), 0u) << kueue.out;
+  auto alpha =
+      testing::runCli({"export", "kueue-topology", "--api-version", "kueue.x-k8s.io/v1alpha1"});
+  ASSERT_EQ(alpha.exitCode, 0) << alpha.describe();
+  EXPECT_EQ(alpha.out.rfind("apiVersion: kueue.x-k8s.io/v1alpha1\n", 0), 0u) << alpha.out;
 
   auto missing = testing::runCli({"export", "slurm-topology", "--from", "/nonexistent.net"});
   EXPECT_EQ(missing.exitCode, 1);
@@ -217,8 +222,16 @@ TEST(SlurmExportCli, ReadsANetFileAndReportsBadInput) {
   EXPECT_EQ(both.exitCode, 1);
   auto plugin = testing::runCli({"export", "slurm-topology", "--plugin", "torus"});
   EXPECT_NE(plugin.exitCode, 0);
-  auto badName = testing::runCli({"export", "kueue-topology", "--name", "Not A Name"});
-  EXPECT_EQ(badName.exitCode, 1);
+  // Invalid object names and API versions: exit 2 with the reason, nothing written.
+  for (const char* name : {"Not A Name", "bad_name", "-lead", "UPPER"}) {
+    auto bad = testing::runCli({"export", "kueue-topology", "--name", name});
+    EXPECT_EQ(bad.exitCode, 2) << bad.describe();
+    EXPECT_NE(bad.err.find("--name: '"), std::string::npos) << bad.describe();
+    EXPECT_TRUE(bad.out.empty()) << bad.describe();
+  }
+  auto badApi = testing::runCli({"export", "kueue-topology", "--api-version", "foo/bar"});
+  EXPECT_EQ(badApi.exitCode, 2) << badApi.describe();
+  EXPECT_NE(badApi.err.find("--api-version: 'foo/bar'"), std::string::npos) << badApi.describe();
 }
 
 }  // namespace

@@ -17,6 +17,9 @@ struct CrawlOptions;
 
 namespace ibfabric::cli {
 
+/// Exit status of a command given input it cannot use (bad arguments, unreadable files).
+inline constexpr int kExitBadInput = 2;
+
 class CliError : public std::runtime_error {
  public:
   explicit CliError(const std::string& message, int status = 1)

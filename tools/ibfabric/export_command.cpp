@@ -31,7 +31,7 @@ struct ExportArgs {
   std::string plugin = "tree";
   std::string format = "kubectl";
   std::string name = "ibfabric";
-  std::string apiVersion = "kueue.x-k8s.io/v1beta1";
+  std::string apiVersion = sh::kKueueDefaultApiVersion;
   bool excludeUnhealthy = false;
   std::string from;
   std::string server;
@@ -101,8 +101,12 @@ void runExport(ExportArgs& args) {
     throw CliError("give either --from FILE or --server URL, not both");
   const std::string exclude = args.excludeUnhealthy ? "true" : "false";
   if (args.what == "kueue-topology") {
-    if (sh::exportName(args.name) != args.name)
-      throw CliError("--name: not a lower-case DNS label: '" + args.name + "'");
+    if (auto problem = sh::kueueTopologyProblem(args.name, args.apiVersion)) {
+      // The same reason as REST's 400, with the flag's name.
+      const bool api = problem->rfind("api_version", 0) == 0;
+      throw CliError((api ? "--api-version" + problem->substr(11) : "--" + *problem),
+                     kExitBadInput);
+    }
     return write(args, sh::kueueTopologyYaml(args.name, args.apiVersion));
   }
   if (!args.server.empty()) {

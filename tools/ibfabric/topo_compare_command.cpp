@@ -20,7 +20,6 @@ namespace ibfabric::cli {
 namespace {
 
 constexpr int kExitDifferent = 3;
-constexpr int kExitBadInput = 2;
 
 struct CompareArgs {
   std::string expected;

@@ -66,11 +66,8 @@ void k8sLabels(FabricService& service, HostLayoutCache& cache, const Request& re
 
 void kueueTopology(const Request& req, Response& res) {
   const std::string name = paramOr(req, "name", "ibfabric");
-  const std::string api = paramOr(req, "api_version", "kueue.x-k8s.io/v1beta1");
-  if (sh::exportName(name) != name)
-    return sendError(res, 400, "bad name (a lower-case DNS label): " + name);
-  if (api.rfind("kueue.x-k8s.io/", 0) != 0 || api.find_first_of(" \n\"") != std::string::npos)
-    return sendError(res, 400, "bad api_version (kueue.x-k8s.io/<version>): " + api);
+  const std::string api = paramOr(req, "api_version", sh::kKueueDefaultApiVersion);
+  if (auto problem = sh::kueueTopologyProblem(name, api)) return sendError(res, 400, *problem);
   res.set_content(sh::kueueTopologyYaml(name, api), "application/yaml");
 }
 
