@@ -27,7 +27,7 @@ void GzipWriter::deflateAll(int flush) {
     z_.next_out = reinterpret_cast<Bytef*>(out_.data() + used);
     z_.avail_out = static_cast<uInt>(kOutStep);
     const int rc = deflate(&z_, flush);
-    out_.erase(out_.size() - z_.avail_out);  // the unused tail (erase: no fill GCC 12 misreads)
+    out_.resize(out_.size() - z_.avail_out);
     if (rc == Z_STREAM_END) return;
     if (rc != Z_OK && rc != Z_BUF_ERROR) throw std::runtime_error("gzip: deflate failed");
     // Z_NO_FLUSH: done once zlib took all the input and had room to spare.

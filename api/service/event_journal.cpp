@@ -87,15 +87,19 @@ void EventJournal::flush() {
         std::lock_guard lock(mu_);
         status_.eventsWritten += batch.size();
         status_.lastWrittenId = written_;
+        status_.eventsMissed += missed;  // the gap is passed once its first batch is written
         ++status_.writes;
       }
+      if (missed > 0)
+        spdlog::warn("state: {} events were dropped by the full event log before they were written",
+                     missed);
+      missed = 0;
       q.sinceId = written_;
       batch = log_.query(q);
       if (batch.empty()) break;
     }
     std::lock_guard lock(mu_);
     status_.eventsPruned += pruned;
-    status_.eventsMissed += missed;
     status_.consecutiveFailures = 0;
     status_.lastError.clear();
     status_.lastWrite = std::chrono::system_clock::now();
@@ -108,9 +112,6 @@ void EventJournal::flush() {
       spdlog::error("{} (retried every {} ms)", e.what(), options_.flushInterval.count());
     status_.lastError = e.what();
   }
-  if (missed > 0)
-    spdlog::warn("state: {} events were dropped by the full event log before they were written",
-                 missed);
   report();
 }
 
