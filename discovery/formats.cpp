@@ -219,7 +219,7 @@ json nodeJson(const Topology& t, const Node& n) {
                {"link", p->link ? json(*p->link) : json(nullptr)}};
     ports.push_back(std::move(jp));
   }
-  return {{"index", n.index},
+  json j = {{"index", n.index},
           {"type", nodeTypeName(n.type)},
           {"guid", toString(n.guid)},
           {"sys_image_guid", toString(n.sysImageGuid)},
@@ -236,15 +236,19 @@ json nodeJson(const Topology& t, const Node& n) {
           {"rail", n.rail},
           {"group", n.group},
           {"ports", std::move(ports)}};
+  if (n.missing) j["missing"] = absenceJson(n.missing);
+  return j;
 }
 
 json linkJson(const Topology& t, const Link& l) {
-  return {{"a", portRef(t, l.a)},
-          {"b", portRef(t, l.b)},
-          {"rate", rateJson(l.rate)},
-          {"gbps", l.gbps()},
-          {"enabled_rate", rateJson(l.enabledRate)},
-          {"below_enabled", l.belowEnabled()}};
+  json j = {{"a", portRef(t, l.a)},
+            {"b", portRef(t, l.b)},
+            {"rate", rateJson(l.rate)},
+            {"gbps", l.gbps()},
+            {"enabled_rate", rateJson(l.enabledRate)},
+            {"below_enabled", l.belowEnabled()}};
+  if (l.missing) j["missing"] = absenceJson(l.missing);
+  return j;
 }
 
 // Everything but the nodes and links (small at any size); `counts` complete.
@@ -406,6 +410,14 @@ std::string nodeTypeName(NodeType t) {
       return "router";
   }
   return "unknown";
+}
+
+json absenceJson(const std::optional<Absence>& a) {
+  if (!a) return nullptr;
+  auto seconds = [](std::chrono::system_clock::time_point t) {
+    return std::chrono::duration<double>(t.time_since_epoch()).count();
+  };
+  return {{"since", seconds(a->since)}, {"last_seen", seconds(a->lastSeen)}};
 }
 
 }  // namespace ibfabric

@@ -36,6 +36,9 @@ inline constexpr std::size_t kSummaryFindings = 5;
 
 std::string formatSummary(const Topology& topology);
 nlohmann::json toJson(const Topology& topology);
+/// {"since", "last_seen"} (Unix seconds) of remembered hardware the last crawl did not see
+/// (discovery/fabric_memory.h); null when it is present.
+nlohmann::json absenceJson(const std::optional<Absence>& absence);
 /// toJson(topology).dump(), byte for byte, written to `out` in pieces (a node or a cable at a
 /// time): never the whole document in memory, as text or as a JSON tree.
 void writeJson(const Topology& topology, const std::function<void(std::string_view)>& out);

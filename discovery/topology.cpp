@@ -135,6 +135,7 @@ struct TopologyBuilder::Impl {
     PortNum pa;
     Guid b;
     PortNum pb;
+    std::optional<Absence> missing;
   };
   std::vector<Node> nodes;
   std::unordered_map<Guid, std::size_t> byGuid;
@@ -198,7 +199,21 @@ void TopologyBuilder::connect(Guid nodeA, PortNum portA, Guid nodeB, PortNum por
       throw std::invalid_argument("topology: node " + toString(g) + " cannot cable port " +
                                   toString(p));
   }
-  impl_->cables.push_back({nodeA, portA, nodeB, portB});
+  impl_->cables.push_back({nodeA, portA, nodeB, portB, std::nullopt});
+}
+
+void TopologyBuilder::setDescription(Guid node, std::string description) {
+  impl_->nodeFor(node).description = std::move(description);
+}
+
+void TopologyBuilder::markMissing(Guid node, Absence absence) {
+  impl_->nodeFor(node).missing = absence;
+}
+
+void TopologyBuilder::connectMissing(Guid nodeA, PortNum portA, Guid nodeB, PortNum portB,
+                                     Absence absence) {
+  connect(nodeA, portA, nodeB, portB);
+  impl_->cables.back().missing = absence;
 }
 
 void TopologyBuilder::setNodeNameMap(std::shared_ptr<const NodeNameMap> map) {
@@ -249,7 +264,7 @@ TopologyPtr TopologyBuilder::build() {
     Node& n = in.nodes[i];
     n.index = NodeIndex(t.nodes_.size());
     const std::string* mapped = in.nameMap ? in.nameMap->find(n.guid) : nullptr;
-    n.description = mapped ? *mapped : n.nodeDescription;
+    if (n.description.empty()) n.description = mapped ? *mapped : n.nodeDescription;
     t.byNodeGuid_.emplace(n.guid, n.index);
     t.nodes_.push_back(std::move(n));
   }
@@ -257,6 +272,7 @@ TopologyPtr TopologyBuilder::build() {
   in.byGuid.clear();
 
   // Cables, given from one or both ends.
+  std::vector<std::pair<PortRef, Absence>> missingCables;
   for (const auto& c : in.cables) {
     NodeIndex a = t.byNodeGuid_.at(c.a);
     NodeIndex b = t.byNodeGuid_.at(c.b);
@@ -279,6 +295,7 @@ TopologyPtr TopologyBuilder::build() {
                                   "[" + toString(c.pb) + "]");
     pa.remote = rb;
     pb.remote = ra;
+    if (c.missing) missingCables.emplace_back(ra, *c.missing);
   }
   in.cables.clear();
 
@@ -336,7 +353,7 @@ TopologyPtr TopologyBuilder::build() {
       if (!selfFirst) continue;
       const Port& rp = *t.nodes_[other.node].ports[other.port.value()];
       std::uint32_t li = std::uint32_t(t.links_.size());
-      t.links_.push_back(Link{self, other, p->activeRate, commonEnabled(*p, rp)});
+      t.links_.push_back(Link{self, other, p->activeRate, commonEnabled(*p, rp), std::nullopt});
       p->link = li;
     }
   }
@@ -344,6 +361,8 @@ TopologyPtr TopologyBuilder::build() {
     const PortRef& b = t.links_[li].b;
     t.nodes_[b.node].ports[b.port.value()]->link = li;
   }
+  for (const auto& [end, absence] : missingCables)
+    t.links_[*t.nodes_[end.node].ports[end.port.value()]->link].missing = absence;
 
   // Indexes.
   t.byPortGuid_.reserve(t.nodes_.size() * 2);

@@ -90,6 +90,16 @@ constexpr bool hasSpeed(SpeedMask m, LinkSpeed s) { return (m & speedBit(s)) != 
 std::optional<LinkWidth> widestWidth(WidthMask m);
 std::optional<LinkSpeed> fastestSpeed(SpeedMask m);
 
+/// Hardware seen before and not by the newest crawl (discovery/fabric_memory.h): kept in the model
+/// with its ports Down and without LIDs, so that what is missing is reported as missing.
+struct Absence {
+  /// When it was first found missing (the first crawl without it).
+  std::chrono::system_clock::time_point since{};
+  /// The last crawl that had it.
+  std::chrono::system_clock::time_point lastSeen{};
+  friend bool operator==(const Absence&, const Absence&) = default;
+};
+
 inline constexpr int kUnknownLevel = -1;
 inline constexpr int kCaLevel = 0;
 inline constexpr int kLeafLevel = 1;
@@ -145,6 +155,8 @@ struct Node {
   int rail = -1;
   /// Index into Topology::groups() (leaves and the spines of their group); -1 if none.
   int group = -1;
+  /// Set when the node is remembered, not seen by the newest crawl (its ports are Down).
+  std::optional<Absence> missing;
 
   bool isSwitch() const { return type == NodeType::kSwitch; }
   bool isCa() const { return type == NodeType::kCa; }
@@ -165,6 +177,8 @@ struct Link {
   /// Best rate both ends enable (widest common enabled width, fastest common enabled speed):
   /// a link running below it is degraded.
   std::optional<LinkRate> enabledRate;
+  /// Set when the cable is remembered, not seen by the newest crawl.
+  std::optional<Absence> missing;
 
   double gbps() const { return rate ? rate->dataGbps() : 0.0; }
   bool belowEnabled() const;
@@ -288,6 +302,13 @@ class TopologyBuilder {
   /// Records a cable. Missing ports are created (state Active, no rates). Throws
   /// std::invalid_argument when either end is unknown or already cabled elsewhere.
   void connect(Guid nodeA, PortNum portA, Guid nodeB, PortNum portB);
+  /// The name to show for a node added before, instead of the node-name map's or its
+  /// nodeDescription (a copy of a snapshot keeps the names it showed).
+  void setDescription(Guid node, std::string description);
+  /// Marks a node added before as remembered but not seen (Node::missing).
+  void markMissing(Guid node, Absence absence);
+  /// connect(), for a cable remembered but not seen (Link::missing).
+  void connectMissing(Guid nodeA, PortNum portA, Guid nodeB, PortNum portB, Absence absence);
   /// Replaces descriptions by the map's names at build().
   void setNodeNameMap(std::shared_ptr<const NodeNameMap> map);
   void setStats(CrawlStats stats);

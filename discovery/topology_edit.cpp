@@ -3,11 +3,9 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 
-#include "discovery/node_name_map.h"
 
 namespace ibfabric {
 namespace {
@@ -23,6 +21,15 @@ const Port& requirePort(const Topology& t, Guid node, PortNum port, const char* 
                                 std::to_string(port.value()));
   }
   return *p;
+}
+
+/// `t` has the cable `key` (present or missing).
+bool modelHas(const Topology& t, const LinkKey& key) {
+  const Node* n = t.findNode(key.guidA);
+  const Port* p = n ? n->port(key.portA) : nullptr;
+  if (!p || !p->link) return false;
+  const Link& l = t.links()[*p->link];
+  return LinkKey::of(t.node(l.a.node).guid, l.a.port, t.node(l.b.node).guid, l.b.port) == key;
 }
 
 }  // namespace
@@ -42,9 +49,6 @@ TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit) 
 
   TopologyBuilder b;
   b.reserve(before.nodes().size());
-  // Names shown (node-name map applied) are kept through a map of the ones that differ.
-  std::ostringstream names;
-  bool anyName = false;
   for (const Node& n : before.nodes()) {
     TopologyBuilder::NodeInfo info;
     info.type = n.type;
@@ -56,10 +60,8 @@ TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit) 
     info.revision = n.revision;
     info.numPorts = n.numPorts;
     b.addNode(info);
-    if (n.description != n.nodeDescription && n.description.find('"') == std::string::npos) {
-      names << toString(n.guid) << " \"" << n.description << "\"\n";
-      anyName = true;
-    }
+    b.setDescription(n.guid, n.description);  // node-name map names kept
+    if (n.missing) b.markMissing(n.guid, *n.missing);
   }
   for (const Node& n : before.nodes()) {
     for (const auto& slot : n.ports) {
@@ -73,13 +75,30 @@ TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit) 
       b.addPort(n.guid, p);
     }
   }
+  // Cables the model remembers as missing are back when added, or when both ends come up.
+  std::set<LinkKey> back;
+  for (const auto& k : edit.addLinks) back.insert(LinkKey::of(k.guidA, k.portA, k.guidB, k.portB));
   for (const Link& l : before.links()) {
     const Node& na = before.node(l.a.node);
     const Node& nb = before.node(l.b.node);
-    if (removed.count(LinkKey::of(na.guid, l.a.port, nb.guid, l.b.port))) continue;
-    b.connect(na.guid, l.a.port, nb.guid, l.b.port);
+    const LinkKey key = LinkKey::of(na.guid, l.a.port, nb.guid, l.b.port);
+    if (removed.count(key)) continue;
+    auto upNow = [&](Guid g, PortNum p) {
+      auto it = updates.find({g, p});
+      return it != updates.end() && it->second->state == PortState::kActive;
+    };
+    if (l.missing && (back.count(key) || (upNow(na.guid, l.a.port) && upNow(nb.guid, l.b.port)))) {
+      b.connect(na.guid, l.a.port, nb.guid, l.b.port);
+      continue;
+    }
+    if (l.missing)
+      b.connectMissing(na.guid, l.a.port, nb.guid, l.b.port, *l.missing);
+    else
+      b.connect(na.guid, l.a.port, nb.guid, l.b.port);
   }
   for (const auto& k : edit.addLinks) {
+    const LinkKey key = LinkKey::of(k.guidA, k.portA, k.guidB, k.portB);
+    if (!removed.count(key) && modelHas(before, key)) continue;  // was missing: connected above
     for (auto [g, p] : {End{k.guidA, k.portA}, End{k.guidB, k.portB}}) {
       const Port& port = requirePort(before, g, p, "cable addition");
       if (!port.remote) continue;
@@ -90,10 +109,6 @@ TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit) 
       }
     }
     b.connect(k.guidA, k.portA, k.guidB, k.portB);
-  }
-  if (anyName) {
-    b.setNodeNameMap(
-        std::make_shared<const NodeNameMap>(NodeNameMap::parse(names.str(), "topology edit")));
   }
   CrawlStats stats = before.stats();
   stats.buildTime = {};

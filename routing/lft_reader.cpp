@@ -253,7 +253,7 @@ ForwardingTablesPtr LftReader::snapshot(TopologyPtr topology, bool full,
   const auto wall = wallNow();
   const auto now = clock_.now();
   for (const Node& n : topology->nodes()) {
-    if (!n.isSwitch()) continue;
+    if (!n.isSwitch() || n.missing) continue;  // a missing switch has no table to read
     SwitchTableStatus s;
     s.node = n.index;
     auto it = memory_.find(n.guid);
@@ -310,7 +310,7 @@ ForwardingTablesPtr LftReader::fullRead(TopologyPtr topology, std::string reason
   refreshesSinceFull_ = 0;
   std::vector<NodeIndex> switches;
   for (const Node& n : topology->nodes()) {
-    if (n.isSwitch()) switches.push_back(n.index);
+    if (n.isSwitch() && !n.missing) switches.push_back(n.index);
   }
   auto outcomes = readSwitches(topology, switches, st);
   // Forget switches that left the fabric.
@@ -364,7 +364,7 @@ ForwardingTablesPtr LftReader::refresh(TopologyPtr topology, const ForwardingTab
   const bool fallback = options_.localPort.value() != 0;
   const auto& paths = fallback ? pathsFor(topology) : paths_;
   for (const Node& n : topology->nodes()) {
-    if (!n.isSwitch()) continue;
+    if (!n.isSwitch() || n.missing) continue;
     auto it = memory_.find(n.guid);
     if (it == memory_.end()) {
       rereadFor(n, "new switch " + nodeName(n));

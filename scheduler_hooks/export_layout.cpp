@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "discovery/link_health.h"
 
@@ -56,25 +58,35 @@ void mergeHostStatus(HostHealthMap& map, const std::string& host, const HostStat
   }
 }
 
+namespace {
+
+/// Why an HCA of `h` carries no traffic ("" when one of its cabled ports is Active).
+std::string hcaDownReason(const Host& h, const Node& hca) {
+  std::string name = hcaLabel(h, hca);
+  if (hca.rail >= 0) name += " (rail " + std::to_string(hca.rail) + ")";
+  if (hca.missing) return name + ": missing (not seen by the last crawl)";
+  std::string why;
+  for (const auto& p : hca.ports) {
+    if (!p || p->num.value() == 0 || !p->remote) continue;
+    if (p->state == PortState::kActive) return "";
+    why = name + " port " + toString(p->num) + ": link " + std::string(toString(p->state));
+  }
+  return why.empty() ? name + ": no link" : why;
+}
+
+}  // namespace
+
 HostHealthMap hostHealthFromTopology(const Topology& t) {
   HostHealthMap out;
+  // A host with some of its HCAs down is degraded (it runs, on fewer rails); with all, down.
   for (const Host& h : t.hosts()) {
-    for (NodeIndex i : h.hcas) {
-      const Node& hca = t.node(i);
-      bool cabled = false;
-      for (const auto& p : hca.ports) {
-        if (!p || p->num.value() == 0 || !p->remote) continue;
-        cabled = true;
-        if (p->state != PortState::kActive) {
-          mergeHostStatus(out, h.name,
-                          {HostHealth::kDown, hcaLabel(h, hca) + " port " + toString(p->num) +
-                                                  ": link " + std::string(toString(p->state))});
-        }
-      }
-      if (!cabled) {
-        mergeHostStatus(out, h.name, {HostHealth::kDown, hcaLabel(h, hca) + ": no link"});
-      }
-    }
+    std::vector<std::string> down;
+    for (NodeIndex i : h.hcas)
+      if (auto why = hcaDownReason(h, t.node(i)); !why.empty()) down.push_back(std::move(why));
+    if (down.empty()) continue;
+    const HostHealth health =
+        down.size() == h.hcas.size() ? HostHealth::kDown : HostHealth::kDegraded;
+    for (const auto& why : down) mergeHostStatus(out, h.name, {health, why});
   }
   for (const LinkHealthIssue& issue : checkLinkHealth(t)) {
     for (std::optional<PortRef> end : {std::optional<PortRef>(issue.port), issue.remote}) {

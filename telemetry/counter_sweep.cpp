@@ -210,9 +210,12 @@ void CounterSweeper::setTopology(TopologyPtr topology) {
   std::vector<Target> next;
   if (topology) {
     for (const Node& node : topology->nodes()) {
+      if (node.missing) continue;  // remembered, not reachable: nothing to ask
       for (const auto& p : node.ports) {
         if (!p || !p->connected()) continue;
         if (node.isSwitch() && p->num.value() == 0) continue;
+        // An HCA end of a missing cable has no path to its PMA (a switch end still answers).
+        if (!node.isSwitch() && p->link && topology->links()[*p->link].missing) continue;
         if (options_.portFilter && !options_.portFilter(node, *p)) continue;
         Lid lid = node.isSwitch() ? node.lid() : p->lid;
         if (node.isSwitch() && lid.value() == 0) lid = p->lid;

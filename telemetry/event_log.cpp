@@ -26,6 +26,7 @@ constexpr std::array<std::string_view, kEventTypeCount> kNames = {
     "node_returned",
     "pool_allocation_degraded",
     "unreachable_traffic",
+    "hardware_forgotten",
 };
 
 EventEnd endOf(const LinkEnd& e) { return EventEnd{e.node.guid, e.node.description, e.port}; }

@@ -52,13 +52,15 @@ enum class EventType : std::uint8_t {
   /// Traffic to an unreachable destination was dropped at a port (PortRcvSwitchRelayErrors,
   /// discards at a port whose link is down): a routing symptom, not a fault of that cable.
   kUnreachableTraffic,
+  /// An operator forgot missing hardware (removed on purpose): it leaves the model.
+  kHardwareForgotten,
   kCount,  ///< Not a type: the number of types. New types go above it.
 };
 inline constexpr std::size_t kEventTypeCount = static_cast<std::size_t>(EventType::kCount);
 /// "link_down", "link_up", "link_degraded", "link_recovered", "flapping", "error_threshold",
 /// "congestion_high", "congestion_cleared", "counter_reset", "port_unreachable", "port_gone",
 /// "counters_cleared", "node_missing", "node_returned", "pool_allocation_degraded",
-/// "unreachable_traffic".
+/// "unreachable_traffic", "hardware_forgotten".
 std::string_view toString(EventType t);
 std::optional<EventType> parseEventType(std::string_view text);
 

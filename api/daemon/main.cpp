@@ -115,6 +115,8 @@ FabricServiceOptions serviceOptions(const ServiceConfig& config) {
   so.crawlCheck.enabled = config.crawlCheckEnabled;
   so.crawlCheck.maxLoss = config.crawlCheckMaxLoss;
   so.crawlCheck.removalAfter = config.crawlCheckRemovalAfter;
+  so.remember.forgetAfter = std::chrono::seconds(
+      static_cast<std::int64_t>(config.stateForgetMissingAfterDays * 24 * 3600));
   return so;
 }
 
@@ -203,6 +205,17 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
           std::make_unique<EventJournal>(*store, svc->events(), journalOptions(config),
                                          [svc](const StoreStatus& st) { svc->setStoreStatus(st); });
       journal->restore();
+      try {
+        if (auto fabric = journal->restoreFabric())
+          svc->setRemembered(fabric->topology, fabric->seenAt);
+      } catch (const StoreError& e) {  // the events are kept; the fabric is written anew
+        spdlog::error("{}: starting without the remembered fabric", e.what());
+      }
+      journal->setFabricSource([svc] {
+        const ServiceStatePtr s = svc->state();
+        return FabricModel{s->topology,
+                           s->crawl.lastSuccess.value_or(std::chrono::system_clock::now())};
+      });
     }
     // One placement engine for REST, the kube-scheduler extender and the pool.
     placement = std::make_unique<PlacementService>(*servicePtr);

@@ -199,6 +199,8 @@ void ServiceConfig::validate() const {
   if (!(stateEventMaxAgeDays >= 0.0 && stateEventMaxAgeDays <= 36500.0))
     throw ConfigError("state.event_max_age_days: must be 0..36500 (0: no limit)");
   if (stateMaxSizeMb > (1u << 20)) throw ConfigError("state.max_size_mb: must be 0..1048576");
+  if (!(stateForgetMissingAfterDays >= 0.0 && stateForgetMissingAfterDays <= 36500.0))
+    throw ConfigError("state.forget_missing_after_days: must be 0..36500 (0: never)");
   if (!nodeNameMap.empty() && !std::filesystem::is_regular_file(nodeNameMap))
     throw ConfigError("node_name_map: no such file: " + nodeNameMap);
   validateOperational();
@@ -277,7 +279,7 @@ void applyStateKeys(const YAML::Node& state, ServiceConfig& c) {
   for (const auto& kv : state) {
     const std::string key = scalar<std::string>(kv.first, "key");
     if (key != "dir" && key != "event_max_age_days" && key != "event_max_count" &&
-        key != "max_size_mb")
+        key != "max_size_mb" && key != "forget_missing_after_days")
       throw ConfigError("config: unknown key \"state." + key + "\"");
   }
   if (auto n = state["dir"]) c.stateDir = scalar<std::string>(n, "state.dir");
@@ -287,6 +289,8 @@ void applyStateKeys(const YAML::Node& state, ServiceConfig& c) {
     c.stateEventMaxCount = scalar<std::size_t>(n, "state.event_max_count");
   if (auto n = state["max_size_mb"])
     c.stateMaxSizeMb = scalar<std::uint64_t>(n, "state.max_size_mb");
+  if (auto n = state["forget_missing_after_days"])
+    c.stateForgetMissingAfterDays = scalar<double>(n, "state.forget_missing_after_days");
 }
 
 /// The `mad` mapping: the engine's limits and its policy.

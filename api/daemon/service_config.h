@@ -30,9 +30,10 @@
 //   mad_proxy_restart_cap: 30       # seconds: longest backoff between MAD proxy re-creations
 //   crawl_check: {enabled: true, max_loss: 0.10, removal_after: 3}   # api/service/crawl_check.h
 //   pool: {inventory: FILE, journal: DIR, quotas: [...]}   # GPU pool allocator (docs/pool.md)
-//   state: {dir: "", event_max_age_days: 30, event_max_count: 100000, max_size_mb: 1024}
-//                                   # durable state: the SQLite store (events; docs/daemon.md);
-//                                   # empty dir = in memory only
+//   state: {dir: "", event_max_age_days: 30, event_max_count: 100000, max_size_mb: 1024,
+//           forget_missing_after_days: 0}
+//                                   # durable state: the SQLite store (events and the remembered
+//                                   # fabric; docs/daemon.md); empty dir = in memory only
 //
 // Plain value type; loading is a pure function of its input.
 #pragma once
@@ -115,6 +116,8 @@ struct ServiceConfig {
   double stateEventMaxAgeDays = 30;         ///< 0: no age limit
   std::size_t stateEventMaxCount = 100000;  ///< 0: no count limit
   std::uint64_t stateMaxSizeMb = 1024;      ///< the store's file never grows past it; 0: no bound
+  /// Missing hardware is forgotten after this many days missing; 0: kept until forgotten.
+  double stateForgetMissingAfterDays = 0;
 
   /// Throws ConfigError on out-of-range values.
   void validate() const;

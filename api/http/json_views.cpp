@@ -1,5 +1,6 @@
 #include "api/http/json_views.h"
 
+#include "discovery/fabric_memory.h"
 #include "discovery/formats.h"
 #include "telemetry/port_rates.h"
 
@@ -139,7 +140,12 @@ json storeJson(const StoreStatus& st) {
           {"consecutive_failures", st.consecutiveFailures},
           {"last_error", st.lastError.empty() ? json() : json(st.lastError)},
           {"last_write", timeJson(st.lastWrite)},
-          {"last_write_seconds", st.lastWriteSeconds}};
+          {"last_write_seconds", st.lastWriteSeconds},
+          {"fabric",
+           {{"restored_nodes", st.restoredNodes},
+            {"restored_cables", st.restoredCables},
+            {"writes", st.fabricWrites},
+            {"rows_written", st.fabricRowsWritten}}}};
 }
 
 }  // namespace
@@ -211,6 +217,7 @@ json topologySummaryJson(const ServiceState& s, std::chrono::system_clock::time_
     ++linksByState[active ? "active" : "down"];
     if (l.belowEnabled()) ++belowEnabled;
   }
+  const MissingCounts missing = countMissing(t);
   json j = {
       {"source", t.stats().source},
       {"switches", t.switchCount()},
@@ -222,6 +229,11 @@ json topologySummaryJson(const ServiceState& s, std::chrono::system_clock::time_
       {"rail_optimized", t.railOptimized()},
       {"groups", t.groups().size()},
       {"max_level", t.maxLevel()},
+      {"missing",
+       {{"switches", missing.switches},
+        {"cas", missing.cas},
+        {"routers", missing.routers},
+        {"links", missing.links}}},
       {"switches_per_level", switchesPerLevel},
       {"links_by_state", linksByState},
       {"links_below_enabled", belowEnabled},
@@ -239,7 +251,8 @@ json nodeBriefJson(const Topology& t, const Node& n) {
             {"lid", n.lid().value()},
             {"level", n.level},
             {"level_name", levelName(n.level)},
-            {"num_ports", n.numPorts}};
+            {"num_ports", n.numPorts},
+            {"missing", absenceJson(n.missing)}};
   if (n.host) j["host"] = t.hosts()[*n.host].name;
   if (n.rail >= 0) j["rail"] = n.rail;
   return j;
@@ -300,6 +313,7 @@ json hostJson(const Topology& t, const Host& h, const ServiceState& s) {
                     {"description", n.description},
                     {"hca_index", n.hcaIndex},
                     {"rail", n.rail},
+                    {"missing", absenceJson(n.missing)},
                     {"ports", ports}});
   }
   return {{"name", h.name},
@@ -331,7 +345,8 @@ json linkJson(const Topology& t, std::uint32_t index, const ServiceState& s,
             {"port_state", active ? "active" : "down"},
             {"rate", l.rate ? json(l.rate->toString()) : json()},
             {"enabled_rate", l.enabledRate ? json(l.enabledRate->toString()) : json()},
-            {"below_enabled", l.belowEnabled()}};
+            {"below_enabled", l.belowEnabled()},
+            {"missing", absenceJson(l.missing)}};
   j["health"] = health ? healthReportJson(*health) : json();
   j["state"] = health ? json(std::string(toString(health->state)))
                       : json(active ? (l.belowEnabled() ? "degraded" : "ok") : "down");

@@ -1,6 +1,6 @@
 // The store collector: the durable state store (api/service/state_store.h) and the journal that
-// writes the event log to it — writes, failures, retention, and whether a damaged earlier file
-// was moved aside at start. Nothing without `state.dir`.
+// writes the event log and the remembered fabric to it — writes, failures, retention, and
+// whether a damaged earlier file was moved aside at start. Nothing without `state.dir`.
 #include <chrono>
 
 #include "api/metrics/collectors.h"
@@ -32,6 +32,10 @@ constexpr MetricFamily kMovedAside{
 constexpr MetricFamily kRestored{"ibfabric_store_restored_events",
                                  "Events of earlier runs loaded from the state store at start",
                                  "gauge"};
+constexpr MetricFamily kFabricRows{
+    "ibfabric_store_fabric_rows_written_total",
+    "Rows of the remembered fabric (nodes, cables) written or deleted since the daemon started",
+    "counter"};
 
 class StoreCollector final : public Collector {
  public:
@@ -55,6 +59,7 @@ class StoreCollector final : public Collector {
     }
     counter(kMovedAside, st.movedAside.empty() ? 0 : 1);
     counter(kRestored, st.restoredEvents);
+    counter(kFabricRows, st.fabricRowsWritten);
   }
 };
 

@@ -8,6 +8,7 @@
 
 #include "api/metrics/collectors.h"
 #include "api/metrics/shard_owner.h"
+#include "discovery/fabric_memory.h"
 #include "discovery/formats.h"
 
 namespace ibfabric::api {
@@ -90,21 +91,25 @@ void writeNodes(MetricWriter& out, const Topology& t, const MetricsShard& shard)
   }
 }
 
+/// Missing: the expected topology's nodes not crawled when one is configured, else the nodes the
+/// model remembers but the last crawl did not see (discovery/fabric_memory.h).
 void writeNodeCounts(MetricWriter& out, const Topology& t, const TopologyComparison* cmp) {
   std::size_t casActive = 0, casDown = 0;
   for (const Node& n : t.nodes()) {
-    if (!n.isCa()) continue;
+    if (!n.isCa() || n.missing) continue;
     bool active = false;
     for (const auto& p : n.ports) active = active || (p && p->state == PortState::kActive);
     ++(active ? casActive : casDown);
   }
+  const MissingCounts remembered = countMissing(t);
   out.family(kSwitches);
-  out.sampleU(kSwitches.name, Labels("state", "active"), t.switchCount());
-  out.sampleU(kSwitches.name, Labels("state", "missing"), cmp ? cmp->missingSwitches : 0);
+  out.sampleU(kSwitches.name, Labels("state", "active"), t.switchCount() - remembered.switches);
+  out.sampleU(kSwitches.name, Labels("state", "missing"),
+              cmp ? cmp->missingSwitches : remembered.switches);
   out.family(kCas);
   out.sampleU(kCas.name, Labels("state", "active"), casActive);
   out.sampleU(kCas.name, Labels("state", "down"), casDown);
-  out.sampleU(kCas.name, Labels("state", "missing"), cmp ? cmp->missingCas : 0);
+  out.sampleU(kCas.name, Labels("state", "missing"), cmp ? cmp->missingCas : remembered.cas);
 }
 
 /// Links: a partition (sum = cables). down: an end not Active; else by link health.

@@ -13,9 +13,11 @@ bool linkUp(const Port& p) {
   return p.state == PortState::kActive || p.physState == PhysPortState::kLinkUp;
 }
 
+/// The cables of `t` that were seen (remembered missing ones left out).
 std::set<LinkKey> cablesOf(const Topology& t) {
   std::set<LinkKey> out;
   for (const Link& l : t.links()) {
+    if (l.missing) continue;
     const Node& a = t.node(l.a.node);
     const Node& b = t.node(l.b.node);
     out.insert(LinkKey::of(a.guid, l.a.port, b.guid, l.b.port));
@@ -57,12 +59,16 @@ double CrawlLoss::fraction() const {
 
 CrawlLoss crawlLoss(const Topology& before, const Topology& now) {
   CrawlLoss loss;
-  loss.nodesBefore = before.nodes().size();
-  for (const Node& n : before.nodes())
+  // What was seen before: hardware already missing then is no loss now.
+  for (const Node& n : before.nodes()) {
+    if (n.missing) continue;
+    ++loss.nodesBefore;
     if (!now.findNode(n.guid)) ++loss.nodesLost;
+  }
   const auto cables = cablesOf(now);
-  loss.linksBefore = before.links().size();
-  for (const LinkKey& k : cablesOf(before))
+  const auto seen = cablesOf(before);
+  loss.linksBefore = seen.size();
+  for (const LinkKey& k : seen)
     if (!cables.count(k)) ++loss.linksLost;
   return loss;
 }
@@ -86,7 +92,7 @@ CrawlVerdict judgeCrawl(const Topology& believed, const Topology& now,
 CrawlChecker::Kept CrawlChecker::keep(const TopologyPtr& believed, const Topology& now) {
   std::map<Guid, std::uint32_t> absent;
   for (const Node& n : believed->nodes())
-    if (!now.findNode(n.guid)) absent[n.guid] = absent_[n.guid] + 1;
+    if (!n.missing && !now.findNode(n.guid)) absent[n.guid] = absent_[n.guid] + 1;
   absent_ = std::move(absent);
   auto gone = [&](Guid g) {
     auto it = absent_.find(g);
@@ -96,6 +102,7 @@ CrawlChecker::Kept CrawlChecker::keep(const TopologyPtr& believed, const Topolog
   const auto cables = cablesOf(now);
   TopologyEdit edit;
   for (const Link& l : believed->links()) {
+    if (l.missing) continue;  // known missing already
     const Node& a = believed->node(l.a.node);
     const Node& b = believed->node(l.b.node);
     const LinkKey key = LinkKey::of(a.guid, l.a.port, b.guid, l.b.port);

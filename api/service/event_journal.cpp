@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "discovery/fabric_memory.h"
+
 namespace ibfabric::api {
 
 EventJournal::EventJournal(StateStore& store, telemetry::EventLog& log, EventJournalOptions options,
@@ -41,6 +43,51 @@ void EventJournal::restore() {
   report();
 }
 
+std::optional<StoredFabric> EventJournal::restoreFabric() {
+  auto stored = store_.loadFabric();
+  if (!stored) return std::nullopt;
+  fabricWritten_ = stored->topology;
+  const MissingCounts missing = countMissing(*stored->topology);
+  {
+    std::lock_guard lock(mu_);
+    status_.restoredNodes = stored->topology->nodes().size();
+    status_.restoredCables = stored->topology->links().size();
+  }
+  spdlog::info("state: remembered fabric restored: {} nodes, {} cables ({} nodes and {} cables "
+               "missing when last written)",
+               stored->topology->nodes().size(), stored->topology->links().size(),
+               missing.nodes(), missing.links);
+  report();
+  return stored;
+}
+
+void EventJournal::flushFabric() {
+  if (!fabricSource_) return;
+  const FabricModel model = fabricSource_();
+  if (!model.topology || model.topology == fabricWritten_) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    const std::size_t rows = store_.writeFabric(fabricWritten_.get(), *model.topology, model.seenAt);
+    fabricWritten_ = model.topology;
+    std::lock_guard lock(mu_);
+    ++status_.fabricWrites;
+    status_.fabricRowsWritten += rows;
+    ++status_.writes;
+    status_.consecutiveFailures = 0;
+    status_.lastError.clear();
+    status_.lastWrite = std::chrono::system_clock::now();
+    status_.lastWriteSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } catch (const std::exception& e) {
+    std::lock_guard lock(mu_);
+    ++status_.writeFailures;
+    if (status_.consecutiveFailures++ == 0)
+      spdlog::error("{} (retried every {} ms)", e.what(), options_.flushInterval.count());
+    status_.lastError = e.what();
+  }
+  report();
+}
+
 void EventJournal::start() {
   if (thread_.joinable()) return;
   {
@@ -59,11 +106,13 @@ void EventJournal::stop() {
   cv_.notify_all();
   thread_.join();
   flush();  // what arrived while the thread was finishing
+  flushFabric();
 }
 
 void EventJournal::run() {
   for (;;) {
     flush();
+    flushFabric();
     std::unique_lock lock(mu_);
     if (cv_.wait_for(lock, options_.flushInterval, [this] { return stopping_; })) return;
   }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "api/service/routing_state.h"
+#include "api/service/sweep_suspects.h"
 #include "discovery/topology_delta.h"
 #include "telemetry/heap_tuning.h"
 
@@ -167,8 +168,11 @@ bool FabricService::crawlOnce() {
     });
     return true;
   }
-  if (before) {
-    TopologyDelta delta(before, topology);
+  const TopologyPtr previous = before ? before : remembered_;
+  const TopologyPtr crawled = topology;  // what answered: the expected topology's comparison
+  topology = remember(before, std::move(topology), attempt);
+  if (previous) {
+    TopologyDelta delta(previous, topology);
     if (!delta.empty()) {
       spdlog::info("topology changed: {} change(s)", delta.size());
       for (const auto& line : delta.describeAll()) spdlog::debug("  {}", line);
@@ -177,7 +181,7 @@ bool FabricService::crawlOnce() {
   }
   TopologyComparisonPtr comparison;
   if (options_.expected) {
-    comparison = compareWithExpected(*options_.expected, *topology);
+    comparison = compareWithExpected(*options_.expected, *crawled);
     appendPresenceEvents(events_, state()->comparison.get(), *comparison);
   }
   spdlog::debug("crawl: {} switches, {} CAs, {} links in {:.3f} s", topology->switchCount(),
@@ -383,6 +387,11 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
 
   // Only this thread writes linkLoad, so the previous model can be read outside the lock.
   auto linkLoad = foldSweepIntoLinkLoad(*snap, *rates, *health, state()->linkLoad.get());
+  // What the sweep saw change (a port gone silent, LinkDowned up, a missing cable to re-check):
+  // those switches' PortInfo is read right after it (api/service/sweep_suspects.h).
+  std::set<Lid> suspects;
+  if (options_.sweepProbes && sweptTopology)
+    suspects = sweepSuspects(*sweptTopology, state()->counters.get(), *snap, *rates);
   sourceFailures_ = 0;  // the source works: a later failure starts the backoff over
   auto engine = source->engineStats();
   std::string sourceName = source->describe();
@@ -403,6 +412,7 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
   auto routes = updateRoutes(*source, sweptTopology, forceRead ? nullptr : before->forwarding,
                              forceRead ? nullptr : before->routeAnalysis);
   if (routes.attempted) publish([&](ServiceState& s) { applyRoutesUpdate(s, routes); });
+  for (const Lid lid : suspects) requestPortProbe(lid);
   return true;
 }
 

@@ -42,6 +42,7 @@
 #include "api/service/crawl_check.h"
 #include "api/service/service_state.h"
 #include "discovery/crawler.h"
+#include "discovery/fabric_memory.h"
 #include "telemetry/counter_history.h"
 #include "telemetry/event_log.h"
 #include "telemetry/link_health_eval.h"
@@ -74,6 +75,13 @@ struct FabricServiceOptions {
   std::chrono::milliseconds sourceRestartCap{30'000};
   /// Crawls are checked against the last believed one (api/service/crawl_check.h).
   CrawlCheckOptions crawlCheck;
+  /// After each sweep, the switches it points at (a port gone silent, LinkDowned up, a missing
+  /// cable's switch end: api/service/sweep_suspects.h) have their PortInfo re-read at once, so
+  /// link changes show within a sweep or two without the OpenSM plugin.
+  bool sweepProbes = true;
+  /// Hardware seen before and not by a crawl stays in the model as missing
+  /// (discovery/fabric_memory.h); this says when it is forgotten on its own.
+  RememberOptions remember;
 };
 
 class FabricService {
@@ -125,6 +133,17 @@ class FabricService {
   /// Publishes the state store's status (event_journal.h).
   void setStoreStatus(const StoreStatus& store);
 
+  // The remembered fabric (discovery/fabric_memory.h); fabric_service_memory.cpp.
+  /// Before start(): the model an earlier run kept (restored from the state store), as of
+  /// `seenAt`. The first crawl keeps what it lacks of it as missing, and its link events are
+  /// computed against it (a cable pulled while the daemon was down is a link_down).
+  void setRemembered(TopologyPtr remembered, std::chrono::system_clock::time_point seenAt);
+  /// Forgets missing hardware removed on purpose: the node (with its cables), or with `port` the
+  /// cable at that port; publishes the model without it and appends a hardware_forgotten event.
+  /// Throws std::invalid_argument (unknown, or present: never forgotten) and std::logic_error
+  /// before the first crawl.
+  TopologyPtr forget(Guid node, std::optional<PortNum> port);
+
  private:
   struct ProbeMemory;
   /// publish() for code in other files (the template lives in fabric_service.cpp).
@@ -142,6 +161,13 @@ class FabricService {
   /// once; returns the topology to publish and says whether it is a suspect crawl's kept model.
   TopologyPtr checkCrawl(const TopologyPtr& before, TopologyPtr crawled, bool& suspect,
                          std::string& reason, std::size_t& removed);
+  /// `crawled` with what the model before it (`before`, else the restored one) had and it
+  /// lacks kept as missing; node_missing / node_returned events for nodes that turned missing or
+  /// came back (unless an expected topology reports presence). Holds topologyEditMu_.
+  TopologyPtr remember(const TopologyPtr& before, TopologyPtr crawled,
+                       std::chrono::system_clock::time_point now);
+  /// Publishes a topology that is not a crawl (a probe's edit, a forget) and wakes the sweeps.
+  void publishEditedTopology(TopologyPtr next);
   /// Sweep thread: polls the local port until the subnet is usable (options_.waitForSubnet).
   void waitForSubnet(CounterSourcePtr& source);
   /// One read of the local port; "" when the subnet is usable, else why not.
@@ -189,6 +215,10 @@ class FabricService {
   std::uint64_t sourceFailures_ = 0;
   std::chrono::steady_clock::time_point nextSourceAt_{};
   CrawlChecker crawlChecker_;  // discovery thread only
+  // Guarded by topologyEditMu_: the model restored at start (until the first crawl) and when the
+  // published model was last confirmed by a crawl or a probe.
+  TopologyPtr remembered_;
+  std::chrono::system_clock::time_point modelSeenAt_{};
 
   std::thread discovery_;
   std::thread sweeper_;

@@ -173,6 +173,27 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     }
     const auto newState = static_cast<PortState>(info.portState & 0xF);
     const auto newPhys = static_cast<PhysPortState>(info.portPhysState & 0xF);
+    if (old->remote && old->link && topo->links()[*old->link].missing) {
+      // A cable the model remembers as missing (discovery/fabric_memory.h).
+      const Node& rn = topo->node(old->remote->node);
+      if (isDown(info)) {
+        if (newState != old->state || newPhys != old->physState)
+          edit.ports.push_back(updateOf(sw.guid, p, info, std::nullopt));
+      } else if (rn.missing) {
+        needCrawl = "port " + std::to_string(p.value()) + " came up towards missing " +
+                    rn.description;
+      } else if (newState != PortState::kActive) {
+        pending = true;
+      } else {
+        edit.addLinks.push_back(LinkKey::of(sw.guid, p, rn.guid, old->remote->port));
+        edit.ports.push_back(updateOf(sw.guid, p, info, std::nullopt));
+        farEnds.push_back(
+            {rn.guid, old->remote->port, probeLid(rn, old->remote->port), true, std::nullopt});
+        restored.push_back({sw.guid, p});
+        restored.push_back({rn.guid, old->remote->port});
+      }
+      continue;
+    }
     if (old->remote) {
       const Node& rn = topo->node(old->remote->node);
       const Port* rp = topo->port(*old->remote);
@@ -252,6 +273,10 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       TopologyPtr next;
       try {
         next = applyTopologyEdit(*topo, edit);
+        // A cable the probe found down stays in the model, missing (discovery/fabric_memory.h).
+        const auto now = std::chrono::system_clock::now();
+        next = rememberMissing(*topo, now, std::move(next), now, options_.remember);
+        modelSeenAt_ = now;
       } catch (const std::exception& e) {
         return fallBack(std::string("cannot apply the probe: ") + e.what());
       }

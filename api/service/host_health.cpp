@@ -11,18 +11,31 @@ sh::HostHealthMap hostHealthOf(const ServiceState& s) {
   if (s.topology) out = sh::hostHealthFromTopology(*s.topology);
   if (!s.counters || !s.counters->topology || !s.health) return out;
   const Topology& ct = *s.counters->topology;
+  // Hosts with an HCA link down but another one up run on fewer rails: degraded, not down.
+  auto othersUp = [&](const Host& host, NodeIndex except) {
+    for (NodeIndex i : host.hcas) {
+      if (i == except) continue;
+      for (const auto& p : ct.node(i).ports)
+        if (p && p->remote && p->state == PortState::kActive) return true;
+    }
+    return false;
+  };
   for (const auto& report : *s.health) {
     if (report.state == telemetry::LinkState::kOk || report.link >= ct.links().size()) continue;
     const Link& link = ct.links()[report.link];
-    sh::HostHealth h = report.state == telemetry::LinkState::kDown     ? sh::HostHealth::kDown
-                       : report.state == telemetry::LinkState::kFaulty ? sh::HostHealth::kFaulty
-                                                                       : sh::HostHealth::kDegraded;
+    const sh::HostHealth h = report.state == telemetry::LinkState::kDown ? sh::HostHealth::kDown
+                             : report.state == telemetry::LinkState::kFaulty
+                                 ? sh::HostHealth::kFaulty
+                                 : sh::HostHealth::kDegraded;
     std::string why = report.aDescription + " <-> " + report.bDescription + ": " +
                       std::string(telemetry::toString(report.state));
     if (!report.reasons.empty()) why += " (" + report.reasons.front().text + ")";
     for (PortRef end : {link.a, link.b}) {
       const Node& n = ct.node(end.node);
-      if (n.isCa() && n.host) sh::mergeHostStatus(out, ct.hosts()[*n.host].name, {h, why});
+      if (!n.isCa() || !n.host) continue;
+      const Host& host = ct.hosts()[*n.host];
+      const bool partial = h == sh::HostHealth::kDown && othersUp(host, n.index);
+      sh::mergeHostStatus(out, host.name, {partial ? sh::HostHealth::kDegraded : h, why});
     }
   }
   if (s.topology && s.topology != s.counters->topology) {

@@ -77,6 +77,12 @@ struct StoreStatus {
   std::string lastError;
   std::optional<std::chrono::system_clock::time_point> lastWrite;
   double lastWriteSeconds = 0;  ///< Duration of the last write.
+  /// The remembered fabric (discovery/fabric_memory.h) in the store: nodes and cables loaded at
+  /// start, model writes (one per new model) and the rows they changed.
+  std::uint64_t restoredNodes = 0;
+  std::uint64_t restoredCables = 0;
+  std::uint64_t fabricWrites = 0;
+  std::uint64_t fabricRowsWritten = 0;
 };
 
 /// Whether the subnet can be read yet: before the local port is Active with a LID and an SM is

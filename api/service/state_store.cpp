@@ -32,6 +32,39 @@ CREATE INDEX events_time ON events(time_ms);
 INSERT INTO meta(key, value) VALUES ('last_event_id', 0);
 )sql";
 
+// Schema version 2: the remembered fabric (state_store_fabric.cpp).
+constexpr const char* kFabricSchema = R"sql(
+CREATE TABLE fabric_nodes(
+  guid INTEGER PRIMARY KEY,
+  type INTEGER NOT NULL,
+  description TEXT NOT NULL,
+  node_description TEXT NOT NULL,
+  sys_image_guid INTEGER NOT NULL,
+  vendor_id INTEGER NOT NULL,
+  device_id INTEGER NOT NULL,
+  revision INTEGER NOT NULL,
+  num_ports INTEGER NOT NULL,
+  missing_since_ms INTEGER,
+  last_seen_ms INTEGER);
+CREATE TABLE fabric_ports(
+  node_guid INTEGER NOT NULL,
+  port INTEGER NOT NULL,
+  port_guid INTEGER NOT NULL,
+  width_supported INTEGER NOT NULL,
+  width_enabled INTEGER NOT NULL,
+  speed_supported INTEGER NOT NULL,
+  speed_enabled INTEGER NOT NULL,
+  PRIMARY KEY(node_guid, port)) WITHOUT ROWID;
+CREATE TABLE fabric_cables(
+  a_guid INTEGER NOT NULL,
+  a_port INTEGER NOT NULL,
+  b_guid INTEGER NOT NULL,
+  b_port INTEGER NOT NULL,
+  missing_since_ms INTEGER,
+  last_seen_ms INTEGER,
+  PRIMARY KEY(a_guid, a_port)) WITHOUT ROWID;
+)sql";
+
 std::string utcStamp(std::chrono::system_clock::time_point t) {
   const std::time_t s = std::chrono::system_clock::to_time_t(t);
   std::tm tm{};
@@ -39,10 +72,6 @@ std::string utcStamp(std::chrono::system_clock::time_point t) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
   return buf;
-}
-
-std::int64_t millis(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
 /// Why an existing file cannot be used as our store; "" when it can.
@@ -79,6 +108,14 @@ fs::path moveAside(const fs::path& path, const std::string& tag) {
 }
 
 }  // namespace
+
+std::int64_t storeMillis(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+std::chrono::system_clock::time_point fromStoreMillis(std::int64_t ms) {
+  return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
+}
 
 StateStore::StateStore(const fs::path& dir, std::uint64_t maxBytes) {
   std::error_code ec;
@@ -137,12 +174,16 @@ void StateStore::openChecked() {
     if (db_->queryText("PRAGMA journal_mode=WAL") != "wal")
       throw StoreError("state: " + opened_.path.string() + " cannot use WAL mode");
     db_->exec("PRAGMA synchronous=NORMAL");
-    if (db_->queryInt("PRAGMA user_version") == 0) createSchema();
+    const std::int64_t version = db_->queryInt("PRAGMA user_version");
+    if (version == 0)
+      createSchema();
+    else if (version < kSchemaVersion)
+      upgradeSchema(version);
     // The first write takes the exclusive lock, held until close: a second daemon on this
     // directory stops here (SQLITE_BUSY after the busy timeout).
     Statement opened =
         db_->prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('opened_at_ms', ?1)");
-    opened.bind(1, millis(std::chrono::system_clock::now())).run();
+    opened.bind(1, storeMillis(std::chrono::system_clock::now())).run();
   } catch (const SqliteError& e) {
     if (e.busy())
       throw StoreError("state: " + opened_.path.string() +
@@ -154,9 +195,19 @@ void StateStore::openChecked() {
 void StateStore::createSchema() {
   Transaction tx(*db_);
   db_->exec(kSchema);
+  db_->exec(kFabricSchema);
   db_->exec("PRAGMA application_id=" + std::to_string(kApplicationId));
   db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   tx.commit();
+}
+
+void StateStore::upgradeSchema(std::int64_t from) {
+  Transaction tx(*db_);
+  if (from < 2) db_->exec(kFabricSchema);
+  db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  tx.commit();
+  spdlog::info("state: {} upgraded from schema version {} to {}", opened_.path.string(), from,
+               kSchemaVersion);
 }
 
 std::vector<Event> StateStore::recentEvents(std::size_t max, std::size_t* skipped) {
@@ -175,7 +226,7 @@ std::vector<Event> StateStore::recentEvents(std::size_t max, std::size_t* skippe
     Event e;
     e.id = static_cast<std::uint64_t>(q.intAt(0));
     e.type = *type;
-    e.time = std::chrono::system_clock::time_point(std::chrono::milliseconds(q.intAt(2)));
+    e.time = fromStoreMillis(q.intAt(2));
     e.end = EventEnd{Guid(static_cast<std::uint64_t>(q.intAt(3))), q.textAt(4),
                      PortNum(static_cast<std::uint8_t>(q.intAt(5)))};
     if (!q.nullAt(6))
@@ -211,7 +262,7 @@ std::size_t StateStore::appendEvents(const std::vector<Event>& events,
     for (const Event& e : events) {
       ins.bind(1, static_cast<std::int64_t>(e.id))
           .bind(2, telemetry::toString(e.type))
-          .bind(3, millis(e.time))
+          .bind(3, storeMillis(e.time))
           .bind(4, static_cast<std::int64_t>(e.end.node.value()))
           .bind(5, e.end.description)
           .bind(6, static_cast<std::int64_t>(e.end.port.value()));
@@ -232,7 +283,7 @@ std::size_t StateStore::appendEvents(const std::vector<Event>& events,
     std::size_t pruned = 0;
     if (retention.eventMaxAge.count() > 0) {
       Statement old = db_->prepare("DELETE FROM events WHERE time_ms < ?1");
-      old.bind(1, millis(now - retention.eventMaxAge)).run();
+      old.bind(1, storeMillis(now - retention.eventMaxAge)).run();
       pruned += static_cast<std::size_t>(db_->queryInt("SELECT changes()"));
     }
     if (retention.eventMaxCount > 0) {

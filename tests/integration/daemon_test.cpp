@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tests/support/daemon_process.h"
+#include "tests/support/rest_get.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
 
@@ -37,7 +38,7 @@ using Clock = std::chrono::steady_clock;
 
 using Daemon = DaemonProcess;
 
-json getJson(httplib::Client& c, const std::string& path, int expected) {
+json getDoc(httplib::Client& c, const std::string& path, int expected) {
   auto res = c.Get(path.c_str());
   EXPECT_TRUE(res) << path;
   if (!res) return {};
@@ -68,43 +69,41 @@ TEST(DaemonSim, ServesTheFabricReportsUnlinksAndStopsOnSigterm) {
       },
       60s, 100ms))
       << daemon.log();
-  auto health = getJson(c, "/api/v1/health", 200);
+  auto health = getDoc(c, "/api/v1/health", 200);
   EXPECT_EQ(health["ready"], true);
   EXPECT_EQ(health["crawl"]["failures"], 0) << health.dump();
 
-  auto topo = getJson(c, "/api/v1/topology", 200);
+  auto topo = getDoc(c, "/api/v1/topology", 200);
   EXPECT_EQ(topo["switches"], 4);
   EXPECT_EQ(topo["cas"], 4);
   EXPECT_EQ(topo["links"], 8);
-  EXPECT_EQ(getJson(c, "/api/v1/topology/full", 200)["schema"], "ibfabric.topology/1");
-  auto links = getJson(c, "/api/v1/links?state=active", 200);
+  EXPECT_EQ(getDoc(c, "/api/v1/topology/full", 200)["schema"], "ibfabric.topology/1");
+  auto links = getDoc(c, "/api/v1/links?state=active", 200);
   EXPECT_EQ(links["count"], 8);
-  getJson(c, "/api/v1/links?state=sideways", 400);
-  getJson(c, "/api/v1/nodes/not-a-guid", 400);
-  getJson(c, "/api/v1/nodes/0x00000000deadbeef", 404);
+  getDoc(c, "/api/v1/links?state=sideways", 400);
+  getDoc(c, "/api/v1/nodes/not-a-guid", 400);
+  getDoc(c, "/api/v1/nodes/0x00000000deadbeef", 404);
 
   // A CA port: counters read through the daemon's long-lived umad port.
-  auto nodes = getJson(c, "/api/v1/nodes", 200)["nodes"];
+  auto nodes = getDoc(c, "/api/v1/nodes", 200)["nodes"];
   std::string caGuid, victim;
   for (const auto& n : nodes)
     if (n["type"] == "ca" && n["description"] == "dhost1-1") caGuid = n["guid"];
   ASSERT_FALSE(caGuid.empty()) << nodes.dump();
   ASSERT_TRUE(waitFor(
       [&] {
-        auto p = getJson(c, "/api/v1/ports/" + caGuid + "/1", 200);
+        auto p = getDoc(c, "/api/v1/ports/" + caGuid + "/1", 200);
         return p["sample"].is_object() && p["sample"]["status"] == "ok" && p["rates"].is_object();
       },
       30s, 100ms));
-  getJson(c, "/api/v1/ports/" + caGuid + "/9", 404);
+  getDoc(c, "/api/v1/ports/" + caGuid + "/9", 404);
 
-  auto metrics = c.Get("/metrics");
-  ASSERT_TRUE(metrics);
-  EXPECT_EQ(metrics->status, 200);
-  EXPECT_NE(metrics->body.find("ibfabric_port_transmit_bytes_total{"), std::string::npos);
-  EXPECT_NE(metrics->body.find("ibfabric_collector_success{collector=\"crawl\"} 1"),
-            std::string::npos);
+  const std::vector<std::string> want = {"ibfabric_port_transmit_bytes_total{",
+                                         "ibfabric_collector_success{collector=\"crawl\"} 1"};
+  const std::string metrics = metricsWith(c, want);
+  for (const auto& w : want) EXPECT_NE(metrics.find(w), std::string::npos) << w;
   if (::access("/usr/bin/promtool", X_OK) == 0) {
-    auto file = writeScratchFile("daemon.metrics", metrics->body);
+    auto file = writeScratchFile("daemon.metrics", metrics);
     auto check = runProcess({"sh", "-c", "promtool check metrics < " + file.string()}, 60s);
     EXPECT_EQ(check.exitCode, 0) << check.describe();
   }
@@ -157,7 +156,7 @@ TEST(DaemonSim, ServesTheFabricReportsUnlinksAndStopsOnSigterm) {
   }
 
   // Unlink a cable (not the daemon's own HCA) and follow it with a long-poll.
-  const std::uint64_t last = getJson(c, "/api/v1/events", 200)["last_id"];
+  const std::uint64_t last = getDoc(c, "/api/v1/events", 200)["last_id"];
   auto poll = std::async(std::launch::async, [&] {
     httplib::Client pc("127.0.0.1", port);
     pc.set_read_timeout(60, 0);
@@ -175,7 +174,7 @@ TEST(DaemonSim, ServesTheFabricReportsUnlinksAndStopsOnSigterm) {
   for (const auto& e : events["events"])
     seen = seen || e["node"] == "dhost1-1" || e["remote"].value("node", "") == "dhost1-1";
   EXPECT_TRUE(seen) << events.dump();
-  ASSERT_TRUE(waitFor([&] { return getJson(c, "/api/v1/topology", 200)["links"] == 7; }, 30s));
+  ASSERT_TRUE(waitFor([&] { return getDoc(c, "/api/v1/topology", 200)["links"] == 7; }, 30s));
 
   // A long-poll in progress must not hold up shutdown.
   auto hanging = std::async(std::launch::async, [&] {

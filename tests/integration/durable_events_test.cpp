@@ -163,8 +163,8 @@ TEST(DurableEvents, EventsAndTheirIdsSurviveSigtermAndSigkill) {
   EXPECT_EQ(h["store"]["moved_aside_reason"].get<std::string>().rfind("corrupt", 0), 0u)
       << h.dump();
   EXPECT_NE(daemon->log().find("moved aside"), std::string::npos) << daemon->log();
-  const std::string metrics = http->client.Get("/metrics")->body;
-  EXPECT_NE(metrics.find("\nibfabric_store_moved_aside 1"), std::string::npos);
+  const std::string movedAside = "\nibfabric_store_moved_aside 1";
+  EXPECT_NE(metricsWith(http->client, {movedAside}).find(movedAside), std::string::npos);
   daemon->signalAndWait(SIGTERM, 15s);
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/rest_get.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
 
@@ -238,12 +239,12 @@ TEST(RoutingSim, DaemonServesRoutesValidationAndBalance) {
   ASSERT_EQ(b["leaves"].size(), 4u);
   EXPECT_DOUBLE_EQ(b["max_imbalance"].get<double>(), 1.0);
 
-  auto m = c.Get("/metrics");
-  ASSERT_TRUE(m);
-  EXPECT_NE(m->body.find("ibfabric_collector_success{collector=\"routes\"} 1"), std::string::npos);
-  EXPECT_NE(m->body.find("ibfabric_route_problems{kind=\"black_hole\"} 0"), std::string::npos);
-  EXPECT_NE(m->body.find("ibfabric_uplink_route_imbalance_ratio{"), std::string::npos);
-  EXPECT_NE(m->body.find("ibfabric_lft_read_duration_seconds "), std::string::npos);
+  const std::vector<std::string> want = {
+      "ibfabric_collector_success{collector=\"routes\"} 1",
+      "ibfabric_route_problems{kind=\"black_hole\"} 0", "ibfabric_uplink_route_imbalance_ratio{",
+      "ibfabric_lft_read_duration_seconds "};
+  const std::string m = metricsWith(c, want);
+  for (const auto& w : want) EXPECT_NE(m.find(w), std::string::npos) << w;
   daemon.stop();
 }
 

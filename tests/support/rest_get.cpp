@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/subprocess.h"
+
 namespace ibfabric::testing {
 
 nlohmann::json getJson(httplib::Client& client, const std::string& path, int status) {
@@ -40,6 +42,22 @@ std::pair<int, nlohmann::json> JsonClient::post(const std::string& path, const s
   auto res = client.Post(path.c_str(), h, "", "application/json");
   if (!res) return {-1, nlohmann::json()};
   return {res->status, nlohmann::json::parse(res->body, nullptr, false)};
+}
+
+std::string metricsWith(httplib::Client& client, const std::vector<std::string>& needles,
+                        std::chrono::milliseconds timeout) {
+  std::string body;
+  waitFor(
+      [&] {
+        auto res = client.Get("/metrics");
+        if (!res || res->status != 200) return false;
+        body = res->body;
+        for (const auto& n : needles)
+          if (body.find(n) == std::string::npos) return false;
+        return true;
+      },
+      timeout, std::chrono::milliseconds(100));
+  return body;
 }
 
 std::string guidOf(JsonClient& http, const std::string& description) {

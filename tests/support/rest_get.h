@@ -7,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ibfabric::testing {
 
@@ -26,6 +28,12 @@ struct JsonClient {
   std::pair<int, nlohmann::json> post(const std::string& path, const std::string& token);
   httplib::Client client;
 };
+
+/// The daemon's /metrics once it holds every one of `needles` (the state families are rendered
+/// off the request path, so a scrape may lag the REST answers by one rendering): waits up to
+/// `timeout`; the last body seen either way, so the caller's expectations name what is missing.
+std::string metricsWith(httplib::Client& client, const std::vector<std::string>& needles,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 /// The GUID ("0x…") of the node with this description in /api/v1/nodes; "" when none.
 std::string guidOf(JsonClient& http, const std::string& description);

@@ -11,6 +11,8 @@
 
 #include "api/service/event_journal.h"
 #include "api/service/sqlite_db.h"
+#include "discovery/fabric_memory.h"
+#include "tests/support/fabrics.h"
 
 namespace ibfabric::api {
 namespace {
@@ -270,6 +272,136 @@ TEST(EventJournal, AFailedWriteIsRetriedFromTheSameEvent) {
   EXPECT_EQ(last.eventsMissed, 0u);
   ASSERT_EQ(store.eventCount(), 2u);
   EXPECT_EQ(store.recentEvents(1)[0].message, "b");
+}
+
+// --- The remembered fabric ------------------------------------------------------------------
+
+const auto kSeen = std::chrono::system_clock::time_point(std::chrono::milliseconds(1'764'000'000'000));
+
+/// hostLeafSpine with the host's HCA missing (since kSeen + 60 s, last seen kSeen).
+TopologyPtr withMissingHost() {
+  const TopologyPtr full = testing::hostLeafSpine();
+  TopologyBuilder b;
+  for (const Node& n : full->nodes()) {
+    if (n.guid == testing::kHlsCa) continue;
+    TopologyBuilder::NodeInfo info;
+    info.type = n.type;
+    info.guid = n.guid;
+    info.nodeDescription = n.nodeDescription;
+    info.numPorts = n.numPorts;
+    b.addNode(info);
+    for (const auto& p : n.ports) {
+      if (!p) continue;
+      Port q = *p;
+      if (n.guid == testing::kHlsLeaf && q.num == PortNum{1}) q.state = PortState::kDown;
+      b.addPort(n.guid, q);
+    }
+  }
+  b.connect(testing::kHlsLeaf, PortNum{2}, testing::kHlsSpine, PortNum{1});
+  return rememberMissing(*full, kSeen, b.build(), kSeen + 60s);
+}
+
+TEST(StateStoreFabric, TheRememberedFabricSurvivesAReopenWithWhatIsMissing) {
+  const fs::path dir = freshDir("fabric");
+  const TopologyPtr model = withMissingHost();
+  ASSERT_EQ(countMissing(*model).links, 1u);
+  {
+    StateStore store(dir);
+    EXPECT_FALSE(store.loadFabric());
+    EXPECT_GT(store.writeFabric(nullptr, *model, kSeen + 60s), 0u);
+    // The same model again: nothing but the time it was seen.
+    EXPECT_EQ(store.writeFabric(model.get(), *model, kSeen + 120s), 0u);
+  }
+  StateStore store(dir);
+  const auto stored = store.loadFabric();
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->seenAt, kSeen + 120s);
+  const Topology& t = *stored->topology;
+  EXPECT_EQ(t.nodes().size(), 3u);
+  EXPECT_EQ(t.links().size(), 2u);
+  const Node* host = t.findNode(testing::kHlsCa);
+  ASSERT_TRUE(host);
+  ASSERT_TRUE(host->missing);
+  EXPECT_EQ(host->missing->since, kSeen + 60s);
+  EXPECT_EQ(host->missing->lastSeen, kSeen);
+  EXPECT_EQ(host->description, "host1 mlx5_0");
+  EXPECT_EQ(countMissing(t).links, 1u);
+  // Present cables come back Active, the missing one Down: the next crawl's events are true.
+  const Node* leaf = t.findNode(testing::kHlsLeaf);
+  EXPECT_EQ(leaf->port(PortNum{2})->state, PortState::kActive);
+  EXPECT_EQ(leaf->port(PortNum{1})->state, PortState::kDown);
+  EXPECT_EQ(leaf->port(PortNum{1})->guid, model->findNode(testing::kHlsLeaf)->port(PortNum{1})->guid);
+}
+
+TEST(StateStoreFabric, WritesAreDiffsAndForgottenHardwareLeavesTheStore) {
+  const fs::path dir = freshDir("fabric-diff");
+  const TopologyPtr full = testing::hostLeafSpine();
+  const TopologyPtr model = withMissingHost();
+  StateStore store(dir);
+  store.writeFabric(nullptr, *full, kSeen);
+  // One node and one cable turned missing: two rows.
+  EXPECT_EQ(store.writeFabric(full.get(), *model, kSeen + 60s), 2u);
+  const TopologyPtr forgotten = forgetMissing(*model, testing::kHlsCa);
+  EXPECT_EQ(store.writeFabric(model.get(), *forgotten, kSeen + 60s), 2u);
+  const auto stored = store.loadFabric();
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->topology->findNode(testing::kHlsCa), nullptr);
+  EXPECT_EQ(stored->topology->links().size(), 1u);
+  Database db(dir / "ibfabric.db");
+  EXPECT_EQ(db.queryInt("SELECT count(*) FROM fabric_ports WHERE node_guid = " +
+                        std::to_string(testing::kHlsCa.value())),
+            0);
+}
+
+TEST(StateStoreFabric, AVersionOneStoreIsUpgradedKeepingItsEvents) {
+  const fs::path dir = freshDir("upgrade");
+  {
+    Database db(dir / "ibfabric.db");
+    db.exec(
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+        "CREATE TABLE events(id INTEGER PRIMARY KEY, type TEXT NOT NULL, time_ms INTEGER NOT "
+        "NULL, guid INTEGER NOT NULL, node TEXT NOT NULL, port INTEGER NOT NULL, remote_guid "
+        "INTEGER, remote_node TEXT, remote_port INTEGER, message TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('last_event_id', 7);"
+        "INSERT INTO events VALUES (7, 'link_down', 1764000000000, 1, 'leaf', 3, NULL, NULL, "
+        "NULL, 'old');");
+    db.exec("PRAGMA application_id=" + std::to_string(StateStore::kApplicationId));
+    db.exec("PRAGMA user_version=1");
+  }
+  StateStore store(dir);
+  EXPECT_TRUE(store.opened().movedAside.empty());
+  EXPECT_EQ(store.lastEventId(), 7u);
+  EXPECT_EQ(store.recentEvents(10).at(0).message, "old");
+  EXPECT_FALSE(store.loadFabric());
+  store.writeFabric(nullptr, *testing::hostLeafSpine(), kSeen);
+  EXPECT_TRUE(store.loadFabric());
+}
+
+TEST(EventJournal, WritesTheFabricSourcesModelOnlyWhenItIsANewOne) {
+  const fs::path dir = freshDir("journal-fabric");
+  StoreStatus last;
+  StateStore store(dir);
+  EventLog log(100);
+  EventJournal journal(store, log, {}, [&](const StoreStatus& s) { last = s; });
+  journal.restore();
+  EXPECT_FALSE(journal.restoreFabric());
+  FabricModel model{testing::hostLeafSpine(), kSeen};
+  journal.setFabricSource([&] { return model; });
+  journal.flush();  // events only
+  EXPECT_EQ(last.fabricWrites, 0u);
+  journal.start();
+  journal.stop();
+  EXPECT_EQ(last.fabricWrites, 1u);
+  const auto rows = last.fabricRowsWritten;
+  EXPECT_GE(rows, 5u);  // 3 nodes, 2 cables
+  journal.start();
+  journal.stop();
+  EXPECT_EQ(last.fabricWrites, 1u);  // the same snapshot: not written again
+  model = FabricModel{withMissingHost(), kSeen + 60s};
+  journal.start();
+  journal.stop();
+  EXPECT_EQ(last.fabricWrites, 2u);
+  EXPECT_EQ(last.fabricRowsWritten, rows + 2);
 }
 
 TEST(EventLogRestore, OnlyBeforeTheFirstAppend) {

@@ -47,5 +47,6 @@ void addCountersCommand(CLI::App& app);      // counters
 void addRoutesCommand(CLI::App& app);        // routes (routes_command.cpp)
 void addPlaceCommand(CLI::App& app);         // place
 void addExportCommands(CLI::App& app);       // export slurm-topology | k8s-labels | ...
+void addForgetCommand(CLI::App& app);        // forget (forget_command.cpp)
 
 }  // namespace ibfabric::cli

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   ibfabric::cli::addRoutesCommand(app);
   ibfabric::cli::addPlaceCommand(app);
   ibfabric::cli::addExportCommands(app);
+  ibfabric::cli::addForgetCommand(app);
 
   try {
     app.parse(argc, argv);

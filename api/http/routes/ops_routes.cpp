@@ -1,5 +1,5 @@
-// Operator writes (both need the token): start a crawl now, and clear one port's counters
-// through the sweep thread.
+// Operator writes (all need the token): start a crawl now, clear one port's counters through the
+// sweep thread, and forget missing hardware removed on purpose (discovery/fabric_memory.h).
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +14,7 @@
 namespace ibfabric::api {
 namespace {
 
+using nlohmann::json;
 using Request = httplib::Request;
 using Response = httplib::Response;
 
@@ -59,6 +60,48 @@ void clearCounters(FabricService& service, std::chrono::milliseconds timeout, co
            200);
 }
 
+/// DELETE /api/v1/nodes/{guid} and /api/v1/links/{guid}/{port}: forgets a missing node (with its
+/// cables) or a missing cable. 404 unknown, 409 present (only missing hardware is forgotten).
+void forget(FabricService& service, const Request& req, Response& res, bool cable) {
+  auto s = requireTopology(service, res, CrawlError::kHide);
+  if (!s) return;
+  const Node* node = nullptr;
+  std::optional<PortNum> port;
+  if (cable) {
+    auto p = portFromPath(*s->topology, req, res);
+    if (!p) return;
+    node = p->node;
+    port = p->ref.port;
+    if (!p->port->link)
+      return sendError(res, 404, "port " + toString(*port) + " of " + node->description +
+                                     " has no cable in the model");
+    if (!s->topology->links()[*p->port->link].missing)
+      return sendError(res, 409, "the cable at port " + toString(*port) + " of " +
+                                     node->description +
+                                     " is present: only missing hardware is forgotten");
+  } else {
+    const std::string g = req.matches[1];
+    node = nodeByGuid(*s->topology, g);
+    if (!node) return sendError(res, 404, "no node " + g + " in the fabric model");
+    if (!node->missing)
+      return sendError(res, 409, node->description +
+                                     " is present: only missing hardware is forgotten");
+  }
+  const Guid guid = node->guid;
+  const std::string description = node->description;
+  try {
+    service.forget(guid, port);
+  } catch (const std::invalid_argument& e) {  // changed since this request's snapshot
+    return sendError(res, 409, e.what());
+  }
+  json body = {{"status", "forgotten"},
+               {"guid", toString(guid)},
+               {"description", description},
+               {"last_event_id", service.events().lastId()}};
+  if (port) body["port"] = port->value();
+  sendJson(res, body, 200);
+}
+
 }  // namespace
 
 void addOpsRoutes(Router& r) {
@@ -72,6 +115,10 @@ void addOpsRoutes(Router& r) {
          [&service, timeout](const Request& req, Response& res) {
            clearCounters(service, timeout, req, res);
          });
+  r.del(R"(/api/v1/nodes/([^/]+))", Access::kToken,
+        [&service](const Request& req, Response& res) { forget(service, req, res, false); });
+  r.del(R"(/api/v1/links/([^/]+)/([^/]+))", Access::kToken,
+        [&service](const Request& req, Response& res) { forget(service, req, res, true); });
 }
 
 }  // namespace ibfabric::api

@@ -230,14 +230,22 @@ void hosts(Router& r, const Request& req, Response& res) {
 
 void addHostViews(Router& r) {
   r.get("/api/v1/hosts", [&r](const Request& req, Response& res) { hosts(r, req, res); });
-  FabricService& service = r.fabric();
-  r.get(R"(/api/v1/hosts/([^/]+))", [&service](const Request& req, Response& res) {
-    auto s = requireTopology(service, res);
+  r.get(R"(/api/v1/hosts/([^/]+))", [&r](const Request& req, Response& res) {
+    auto s = requireTopology(r.fabric(), res);
     if (!s) return;
     const std::string name = req.matches[1];
     const Host* h = s->topology->findHost(name);
     if (!h) return sendError(res, 404, "no host named " + name);
-    sendJson(res, hostJson(*s->topology, *h, *s));
+    json body = hostJson(*s->topology, *h, *s);
+    // Its health as the exports and the extender judge it (a host with some HCAs down or
+    // missing is degraded, all of them: down), with the reasons.
+    const auto layout = r.hostLayouts().get(s);
+    const auto it = layout->health.find(name);
+    body["health"] = it == layout->health.end()
+                         ? json{{"status", "ok"}, {"reason", ""}}
+                         : json{{"status", std::string(scheduler_hooks::toString(it->second.health))},
+                                {"reason", it->second.reason}};
+    sendJson(res, body);
   });
 }
 

@@ -1,0 +1,65 @@
+#include "api/service/sweep_suspects.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace ibfabric::api {
+namespace {
+
+using telemetry::Counter;
+using telemetry::PortKey;
+using telemetry::PortStatus;
+
+/// The switch a port's trouble is seen from: its own node when a switch, else the switch at the
+/// other end of its cable; LID 0 when there is none.
+Lid switchOf(const Topology& t, PortKey key) {
+  const Node* n = t.findNode(key.node);
+  if (!n || n->missing) return Lid{};
+  if (n->isSwitch()) return n->lid();
+  const Port* p = n->port(key.port);
+  if (!p || !p->remote) return Lid{};
+  const Node& r = t.node(p->remote->node);
+  return r.isSwitch() && !r.missing ? r.lid() : Lid{};
+}
+
+}  // namespace
+
+std::set<Lid> sweepSuspects(const Topology& topology, const telemetry::CounterSnapshot* previous,
+                            const telemetry::CounterSnapshot& now,
+                            const telemetry::RatesTable& rates, std::size_t maxRechecks,
+                            std::size_t maxProbes) {
+  std::set<Lid> out;
+  auto add = [&](PortKey key) {
+    if (const Lid lid = switchOf(topology, key); lid.value() != 0 && out.size() < maxProbes)
+      out.insert(lid);
+  };
+  if (previous) {
+    for (const auto& s : now.ports) {
+      if (s.status == PortStatus::kOk) continue;
+      const auto* before = previous->find(s.key);
+      if (before && before->status == PortStatus::kOk) add(s.key);
+    }
+  }
+  for (const auto& r : rates) {
+    const auto& downed = r[Counter::kLinkDowned];
+    if (downed.ok() && downed.delta > 0) add(r.key);
+  }
+  std::set<Lid> holding;  // switches with an end of a missing cable
+  for (const Link& l : topology.links()) {
+    if (!l.missing) continue;
+    for (PortRef end : {l.a, l.b}) {
+      const Node& n = topology.node(end.node);
+      if (n.isSwitch() && !n.missing && n.lid().value() != 0) holding.insert(n.lid());
+    }
+  }
+  if (!holding.empty() && maxRechecks > 0) {
+    const std::vector<Lid> all(holding.begin(), holding.end());
+    const std::size_t room = maxProbes > out.size() ? maxProbes - out.size() : 0;
+    const std::size_t take = std::min({maxRechecks, all.size(), room});
+    const std::size_t start = take == 0 ? 0 : (now.sequence * take) % all.size();
+    for (std::size_t i = 0; i < take; ++i) out.insert(all[(start + i) % all.size()]);
+  }
+  return out;
+}
+
+}  // namespace ibfabric::api

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Detection benchmark: how fast ibfabricd reports a cable going down and coming back without the
+# OpenSM plugin (sweep-triggered PortInfo probes, api/service/sweep_suspects.h; the crawl every
+# --crawl-interval is the fallback), and what it costs.
+#
+#   bench/detection_bench.sh [--sus 8] [--sweep-interval 10] [--crawl-interval 600] [--runs 10]
+#                            [--sim-name NAME]
+#
+# Brings up a superpod of --sus scalable units (8 = 2,048 HCAs, 40 = 10,240; or reuses a running
+# sim with --sim-name), starts ibfabricd with a state directory and no plugin, and --runs times
+# each: unlinks one HCA cable ("dgx00NN-mlx5_3"[1]) and one leaf-spine cable, and times the
+# ibsim command to the link_down event (a long-poll of /api/v1/events), then relinks both and
+# times link_up. Also: the engine's MADs per sweep with and without a missing cable (the probes'
+# cost), and the state store's write time per change. Prints one Markdown block; every process
+# it starts is stopped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+sus=8 sweep=10 crawl=600 runs=10 name=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --sus) sus="$2"; shift 2 ;;
+    --sweep-interval) sweep="$2"; shift 2 ;;
+    --crawl-interval) crawl="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
+    --sim-name) name="$2"; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "detection_bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+cli="$root/build/ibfabric" daemon="$root/build/ibfabricd"
+for b in "$cli" "$daemon"; do
+  [ -x "$b" ] || { echo "missing $b: ./scripts/build.sh release" >&2; exit 2; }
+done
+command -v jq >/dev/null || { echo "needs jq" >&2; exit 2; }
+export IBFABRIC_SIM_DIR="${IBFABRIC_SIM_DIR:-/tmp/ibfabric-detection}"
+work=$(mktemp -d /tmp/detection.XXXXXX)
+keep=1
+if [ -z "$name" ]; then name="detection-sus$sus"; keep=0; fi
+pids=()
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
+cleanup() {
+  stop_pids
+  [ "$keep" = 1 ] || "$cli" sim down --name "$name" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if ! "$cli" sim list 2>/dev/null | grep -q "^$name\b"; then
+  "$cli" topo gen --preset superpod --sus "$sus" >"$work/fabric.net"
+  "$cli" sim up "$work/fabric.net" --name "$name" --timeout 900 >"$work/sim.log" 2>&1
+fi
+
+printf 'sweep_interval: %s\ncrawl_interval: %s\nstate: {dir: %s}\n' "$sweep" "$crawl" \
+  "$work/state" >"$work/config.yaml"
+(cd "$work" && exec "$cli" sim run --name "$name" -- "$daemon" --listen 127.0.0.1:0 \
+   --config "$work/config.yaml" >"$work/daemon.out" 2>"$work/daemon.err") &
+pids+=($!)
+wait_for "ibfabricd to listen" 60 grep -q "listening on" "$work/daemon.out"
+url=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$work/daemon.out" | head -1)
+wait_for "ibfabricd to be ready" 900 curl -sf -m 5 "$url/api/v1/health/ready"
+
+now() { date +%s.%N; }
+last_id() { curl -s -m 10 "$url/api/v1/events?since=0&limit=1&type=link_down" | jq -r '.last_id'; }
+# wait_event TYPE NODE SINCE LIMIT: seconds until an event TYPE naming NODE arrives after id SINCE
+# ("timeout" after LIMIT seconds).
+wait_event() {
+  local type="$1" node="$2" since="$3" limit="$4" t0 deadline
+  t0=$(now); deadline=$(( $(date +%s) + limit ))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    local body
+    body=$(curl -s -m 40 "$url/api/v1/events?since=$since&type=$type&wait=30" || echo '{}')
+    if jq -e --arg n "$node" '[.events[]? | select(.node == $n or .remote.node == $n)] | length > 0' \
+         <<<"$body" >/dev/null; then
+      echo "$t0 $(now)" | awk '{ printf "%.2f\n", $2 - $1 }'
+      return 0
+    fi
+    since=$(jq -r ".last_id // $since" <<<"$body")
+  done
+  echo timeout
+}
+sweep_mads() {  # MADs the engine sent over the next 3 sweeps, per sweep
+  local h0 h1 s0 s1 q0 q1
+  h0=$(curl -s -m 10 "$url/api/v1/health"); s0=$(jq -r '.mad.sent' <<<"$h0")
+  q0=$(jq -r '.sweep.sequence' <<<"$h0")
+  wait_for "3 sweeps" $((4 * sweep + 60)) sh -c \
+    "[ \$(curl -s -m 10 $url/api/v1/health | jq -r .sweep.sequence) -ge $((q0 + 3)) ]"
+  h1=$(curl -s -m 10 "$url/api/v1/health"); s1=$(jq -r '.mad.sent' <<<"$h1")
+  q1=$(jq -r '.sweep.sequence' <<<"$h1")
+  echo $(( (s1 - s0) / (q1 - q0) ))
+}
+store_write() { curl -s -m 10 "$url/api/v1/health" | jq -r '.store.last_write_seconds'; }
+
+quiet_mads=$(sweep_mads)
+: >"$work/hca_down" >"$work/hca_up" >"$work/up_down" >"$work/up_up" >"$work/store"
+for i in $(seq 1 "$runs"); do
+  host=$(printf 'dgx%04d' $((i + 1)))
+  leaf="leaf-su1-r$(( (i - 1) % 8 + 1 ))" port=$((33 + (i - 1) / 8))
+  since=$(last_id)
+  "$cli" sim cmd --name "$name" "Unlink \"$host-mlx5_3\"[1]" >/dev/null
+  wait_event link_down "$host mlx5_3" "$since" $((crawl + 60)) >>"$work/hca_down"
+  since=$(last_id)
+  "$cli" sim cmd --name "$name" "Unlink \"$leaf\"[$port]" >/dev/null
+  wait_event link_down "MF0;$leaf:MQM9790-NS2F/U1" "$since" $((crawl + 60)) >>"$work/up_down"
+  store_write >>"$work/store"
+  [ "$i" = 1 ] && missing_mads=$(sweep_mads)
+  since=$(curl -s -m 10 "$url/api/v1/events?since=0&limit=1" | jq -r '.last_id')
+  "$cli" sim cmd --name "$name" "ReLink \"$host-mlx5_3\"[1]" >/dev/null
+  wait_event link_up "$host mlx5_3" "$since" $((crawl + 60)) >>"$work/hca_up"
+  "$cli" sim cmd --name "$name" "ReLink \"$leaf\"[$port]" >/dev/null
+  wait_event link_up "MF0;$leaf:MQM9790-NS2F/U1" "$since" $((crawl + 60)) >>"$work/up_up"
+done
+
+stats() {  # median, max of a file of seconds ("timeout" lines counted apart)
+  local to n
+  to=$(grep -c timeout "$1" || true)
+  n=$(grep -vc timeout "$1" || true)
+  grep -v timeout "$1" | sort -n | awk -v to="$to" -v n="$n" \
+    '{ a[NR] = $1 } END { if (n == 0) { printf "- | - | %d of %d", to, to; exit }
+       m = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2;
+       printf "%.2f | %.2f | %d of %d", m, a[n], to, n + to }'
+}
+hcas=$(curl -s -m 10 "$url/api/v1/topology" | jq -r '.cas')
+echo "### $(date -u '+%Y-%m-%d %H:%M') UTC — detection without the OpenSM plugin, superpod-$sus ($hcas HCAs, $(nproc) cores)"
+echo
+echo "\`bench/detection_bench.sh --sus $sus --sweep-interval $sweep --crawl-interval $crawl --runs $runs\`"
+echo
+echo "| change | median s | max s | timed out |"
+echo "| --- | ---: | ---: | ---: |"
+echo "| HCA cable Unlink → link_down | $(stats "$work/hca_down") |"
+echo "| leaf–spine cable Unlink → link_down | $(stats "$work/up_down") |"
+echo "| HCA cable ReLink → link_up | $(stats "$work/hca_up") |"
+echo "| leaf–spine cable ReLink → link_up | $(stats "$work/up_up") |"
+echo
+echo "- MADs per sweep: $quiet_mads with nothing missing, ${missing_mads:-?} with one HCA and one leaf–spine cable missing (the re-checks of the switches holding missing cables)"
+echo "- state store write after a change (s): $(sort -n "$work/store" | tr '\n' ' ')"
+echo "- crawls during the run: $(curl -s -m 10 "$url/api/v1/health" | jq -r '.crawl.runs'); sweep-triggered probes: $(curl -s -m 10 "$url/api/v1/health" | jq -r '.osm.port_probes // "?"')"
+echo
+echo "(logs kept in $work)"

@@ -1,0 +1,264 @@
+// A fabric that remembers, on a real ibsim + OpenSM fabric (2 leaves, 2 spines, 4 hosts of 2
+// HCAs; OpenSM on dgx0001): one HCA cable of dgx0003 and one leaf-spine cable unlinked → both in
+// /links?state=down with since-when, the HCA in /nodes as missing, dgx0003 degraded naming the
+// HCA and its rail, its link series still on /metrics with the down value, the extender failing
+// dgx0003 (passing it with allow-degraded), the Slurm export still listing it under its leaf,
+// node_missing and link_down events. SIGTERM and restart, then kill -9 and restart: both cables
+// still known and down with the same since. Forgetting: present hardware is refused (409), the
+// missing HCA is forgotten with the CLI, the missing leaf-spine cable by REST; ReLinked, that
+// cable is back as a present one (which cannot be forgotten). Every wait is bounded; the daemons and the fabric are
+// stopped in teardown.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "discovery/netfile.h"
+#include "discovery/topogen.h"
+#include "tests/support/daemon_process.h"
+#include "tests/support/rest_get.h"
+#include "tests/support/sim_fixture.h"
+#include "tests/support/subprocess.h"
+
+namespace ibfabric::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+constexpr const char* kToken = "r3member";
+
+std::unique_ptr<DaemonProcess> startReady(const SimFabric& fabric, const fs::path& config,
+                                          std::unique_ptr<JsonClient>& http, int& port) {
+  auto daemon = std::make_unique<DaemonProcess>(
+      fabric, std::vector<std::string>{"--config", config.string(), "--listen", "127.0.0.1:0"},
+      "remember");
+  port = daemon->waitForPort(60s);
+  EXPECT_GT(port, 0) << daemon->log();
+  if (port <= 0) return nullptr;
+  http = std::make_unique<JsonClient>(port);
+  const bool ready =
+      waitFor([&] { return http->get("/api/v1/health/ready").first == 200; }, 60s, 100ms);
+  EXPECT_TRUE(ready) << daemon->log();
+  return ready ? std::move(daemon) : nullptr;
+}
+
+/// The down links of /links?state=down, by "<a node>[<a port>]-<b node>[<b port>]".
+std::map<std::string, json> downLinks(JsonClient& http) {
+  std::map<std::string, json> out;
+  const json body = http.ok("/api/v1/links?state=down");
+  for (const auto& l : body["links"])
+    out[l["a"]["node"].get<std::string>() + "[" + l["a"]["port"].dump() + "]-" +
+        l["b"]["node"].get<std::string>() + "[" + l["b"]["port"].dump() + "]"] = l;
+  return out;
+}
+
+/// Both pulled cables are down and missing (with their since-when), after at most `timeout`.
+bool bothMissing(JsonClient& http, const std::string& hcaLink, const std::string& upLink,
+                 std::chrono::milliseconds timeout = 30s) {
+  return waitFor(
+      [&] {
+        auto down = downLinks(http);
+        return down.count(hcaLink) && down.count(upLink) &&
+               down[hcaLink]["missing"].is_object() && down[upLink]["missing"].is_object();
+      },
+      timeout, 100ms);
+}
+
+bool hasEvent(JsonClient& http, const std::string& type, const std::string& node) {
+  const json all = http.ok("/api/v1/events?since=0&limit=10000");
+  for (const auto& e : all["events"])
+    if (e["type"] == type && e["node"] == node) return true;
+  return false;
+}
+
+json extenderArgs(const std::vector<std::string>& names, bool allowDegraded) {
+  return {{"Pod",
+           {{"metadata",
+             {{"name", "train-0"},
+              {"namespace", "ml"},
+              {"annotations",
+               {{"ibfabric.io/allow-degraded", allowDegraded ? "true" : "false"}}}}}}},
+          {"Nodes", nullptr},
+          {"NodeNames", names}};
+}
+
+json filter(JsonClient& http, bool allowDegraded) {
+  auto res = http.client.Post("/scheduler/filter",
+                              extenderArgs({"dgx0002", "dgx0003"}, allowDegraded).dump(),
+                              "application/json");
+  EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no answer");
+  return res ? json::parse(res->body, nullptr, false) : json();
+}
+
+TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForgotten) {
+  TopoOptions o;
+  o.leaves = 2;
+  o.spines = 2;
+  o.hostsPerLeaf = 2;
+  o.hcasPerHost = 2;
+  const GeneratedTopology gen = generateTopology("two-level", o);
+  const auto net = writeScratchFile("remember.net", gen.headerComment() + formatNetFile(gen.fabric));
+  // dgx0003's second HCA and its leaf's first up-link (dgx0001, OpenSM's host, stays whole).
+  const NetNode* hca = gen.fabric.find("dgx0003-mlx5_1");
+  ASSERT_NE(hca, nullptr);
+  const NetNode* leaf = gen.fabric.find(hca->ports.at(0).remoteId);
+  ASSERT_NE(leaf, nullptr);
+  const NetPort* up = nullptr;
+  for (const auto& p : leaf->ports) {
+    const NetNode* r = gen.fabric.find(p.remoteId);
+    if (r && r->type == NodeType::kSwitch) {
+      up = &p;
+      break;
+    }
+  }
+  ASSERT_NE(up, nullptr);
+  const NetNode* spine = gen.fabric.find(up->remoteId);
+  const std::string hcaLink = hca->name() + "[1]-" + leaf->name() + "[" +
+                              std::to_string(hca->ports.at(0).remotePort.value()) + "]";
+  const std::string upLink = leaf->name() + "[" + std::to_string(up->port.value()) + "]-" +
+                             spine->name() + "[" + std::to_string(up->remotePort.value()) + "]";
+
+  SimFabric fabric(net, "remember");
+  const fs::path state = scratchDir() / "remember-state";
+  fs::remove_all(state);
+  const auto config = writeScratchFile(
+      "remember.yaml", "sweep_interval: 0.5\ncrawl_interval: 1\ncrawl_timeout: 10\napi_token: " +
+                           std::string(kToken) + "\nstate: {dir: " + state.string() + "}\n");
+  std::unique_ptr<JsonClient> http;
+  int port = -1;
+  auto daemon = startReady(fabric, config, http, port);
+  ASSERT_TRUE(daemon);
+  const std::size_t links = http->ok("/api/v1/topology")["links"];
+  const std::string hcaGuid = guidOf(*http, hca->name());
+  ASSERT_FALSE(hcaGuid.empty());
+  EXPECT_TRUE(downLinks(*http).empty());
+  auto slurmBefore = http->client.Get("/api/v1/export/slurm-topology");
+  ASSERT_TRUE(slurmBefore);
+
+  ASSERT_EQ(fabric.cmd("Unlink \"" + hca->id + "\"[1]").exitCode, 0);
+  ASSERT_EQ(fabric.cmd("Unlink \"" + leaf->id + "\"[" + std::to_string(up->port.value()) + "]")
+                .exitCode,
+            0);
+  ASSERT_TRUE(bothMissing(*http, hcaLink, upLink)) << http->ok("/api/v1/links").dump();
+  auto down = downLinks(*http);
+  const double hcaSince = down[hcaLink]["missing"]["since"];
+  const double upSince = down[upLink]["missing"]["since"];
+  EXPECT_LE(down[hcaLink]["missing"]["last_seen"].get<double>(), hcaSince);
+  EXPECT_EQ(down[hcaLink]["state"], "down");
+  EXPECT_EQ(http->ok("/api/v1/topology")["links"], links);  // nothing left the model
+  const json summary = http->ok("/api/v1/topology");
+  EXPECT_EQ(summary["missing"]["cas"], 1) << summary.dump();
+  EXPECT_EQ(summary["missing"]["links"], 2) << summary.dump();
+
+  // The HCA: missing, its port Down without a LID; its host degraded, naming it and its rail.
+  const json node = http->ok("/api/v1/nodes/" + hcaGuid);
+  EXPECT_TRUE(node["missing"].is_object()) << node.dump();
+  EXPECT_EQ(node["ports"][0]["state"], "Down") << node.dump();
+  EXPECT_EQ(node["lid"], 0);
+  ASSERT_TRUE(waitFor(
+      [&] {
+        const json h = http->ok("/api/v1/hosts/dgx0003");
+        return h.value("health", json()).value("status", "") == "degraded";
+      },
+      30s, 100ms))
+      << http->ok("/api/v1/hosts/dgx0003").dump();
+  const json host = http->ok("/api/v1/hosts/dgx0003");
+  const std::string reason = host["health"]["reason"];
+  EXPECT_NE(reason.find(hca->name()), std::string::npos) << reason;
+  if (node.contains("rail"))
+    EXPECT_NE(reason.find("(rail " + node["rail"].dump() + ")"), std::string::npos) << reason;
+  EXPECT_EQ(host["hcas"].size(), 2u);
+
+  // Metrics: the cable's series stay, with the down value (3).
+  const std::string downSeries = "ibfabric_link_health_id{guid=\"" + hcaGuid + "\",port=\"1\"";
+  const std::string page = metricsWith(http->client, {downSeries});
+  const auto at = page.find(downSeries);
+  ASSERT_NE(at, std::string::npos) << "no " << downSeries;
+  EXPECT_EQ(page.substr(page.find('}', at) + 1, 2), " 3") << page.substr(at, 200);
+
+  // The extender fails the degraded host (unless allowed); Slurm keeps it under its leaf.
+  const json failed = filter(*http, false);
+  EXPECT_TRUE(failed["FailedNodes"].contains("dgx0003")) << failed.dump();
+  EXPECT_EQ(failed["NodeNames"], json({"dgx0002"})) << failed.dump();
+  EXPECT_EQ(filter(*http, true)["NodeNames"], json({"dgx0002", "dgx0003"}));
+  auto slurm = http->client.Get("/api/v1/export/slurm-topology");
+  ASSERT_TRUE(slurm);
+  EXPECT_EQ(slurm->body, slurmBefore->body);
+
+  EXPECT_TRUE(hasEvent(*http, "node_missing", hca->name()));
+  EXPECT_TRUE(hasEvent(*http, "link_down", hca->name()));
+  EXPECT_TRUE(waitFor(
+      [&] {
+        const json st = http->ok("/api/v1/health")["store"]["fabric"];
+        return st["writes"].get<int>() >= 2;
+      },
+      10s, 100ms));
+
+  // Restarts: SIGTERM, then kill -9 (after the journal's write): both cables still missing,
+  // with their first since.
+  for (const int sig : {SIGTERM, SIGKILL}) {
+    if (sig == SIGKILL) {
+      const pid_t pid = daemon->daemonPid();
+      ASSERT_GT(pid, 0);
+      ASSERT_EQ(::kill(pid, SIGKILL), 0);
+    }
+    daemon->signalAndWait(SIGTERM, 15s);
+    daemon.reset();
+    daemon = startReady(fabric, config, http, port);
+    ASSERT_TRUE(daemon);
+    const json restored = http->ok("/api/v1/health")["store"]["fabric"];
+    EXPECT_EQ(restored["restored_cables"], links) << restored.dump();
+    ASSERT_TRUE(bothMissing(*http, hcaLink, upLink)) << http->ok("/api/v1/links").dump();
+    down = downLinks(*http);
+    EXPECT_DOUBLE_EQ(down[hcaLink]["missing"]["since"].get<double>(), hcaSince);
+    EXPECT_DOUBLE_EQ(down[upLink]["missing"]["since"].get<double>(), upSince);
+    EXPECT_TRUE(hasEvent(*http, "link_down", hca->name()));  // the events are durable too
+  }
+
+  // Forgetting: present hardware never; the missing HCA with the CLI, the cable by REST.
+  httplib::Headers auth{{"Authorization", std::string("Bearer ") + kToken}};
+  auto present = http->client.Delete(("/api/v1/nodes/" + guidOf(*http, leaf->name())).c_str(), auth);
+  ASSERT_TRUE(present);
+  EXPECT_EQ(present->status, 409) << present->body;
+  EXPECT_EQ(http->client.Delete(("/api/v1/nodes/" + hcaGuid).c_str())->status, 401);
+  const auto tokenFile = writeScratchFile("remember.token", std::string(kToken) + "\n");
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  auto cli = runCli({"forget", "--server", url, "--node", hcaGuid, "--token-file",
+                     tokenFile.string()});
+  EXPECT_EQ(cli.exitCode, 0) << cli.describe();
+  EXPECT_EQ(http->get("/api/v1/nodes/" + hcaGuid).first, 404);
+  EXPECT_TRUE(hasEvent(*http, "hardware_forgotten", hca->name()));
+  down = downLinks(*http);
+  EXPECT_EQ(down.count(hcaLink), 0u);
+  ASSERT_EQ(down.count(upLink), 1u);
+  const std::string leafGuid = guidOf(*http, leaf->name());
+  const std::string cablePath =
+      "/api/v1/links/" + leafGuid + "/" + std::to_string(up->port.value());
+  auto forgotten = http->client.Delete(cablePath.c_str(), auth);
+  ASSERT_TRUE(forgotten);
+  EXPECT_EQ(forgotten->status, 200) << forgotten->body;
+  EXPECT_TRUE(downLinks(*http).empty());
+  EXPECT_EQ(http->ok("/api/v1/topology")["links"], links - 2);
+
+  // The leaf-spine cable comes back: a present cable again.
+  ASSERT_EQ(fabric.cmd("ReLink \"" + leaf->id + "\"[" + std::to_string(up->port.value()) + "]")
+                .exitCode,
+            0);
+  ASSERT_TRUE(waitFor([&] { return http->ok("/api/v1/topology")["links"] == links - 1; }, 60s,
+                      200ms))
+      << http->ok("/api/v1/topology").dump();
+  EXPECT_TRUE(downLinks(*http).empty());
+  // A cable that is present cannot be forgotten.
+  auto cable = http->client.Delete(cablePath.c_str(), auth);
+  ASSERT_TRUE(cable);
+  EXPECT_EQ(cable->status, 409) << cable->body;
+  daemon->signalAndWait(SIGTERM, 15s);
+}
+
+}  // namespace
+}  // namespace ibfabric::testing
