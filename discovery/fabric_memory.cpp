@@ -48,7 +48,8 @@ Port missingPort(const Port& p) {
 
 /// Copies the nodes of `t` that `keepNode` keeps (missing ones with missingPort()) and the cables
 /// between them that `keepLink` keeps, flags included.
-void copyInto(TopologyBuilder& b, const Topology& t, const std::function<bool(const Node&)>& keepNode,
+void copyInto(TopologyBuilder& b, const Topology& t,
+              const std::function<bool(const Node&)>& keepNode,
               const std::function<bool(const Link&)>& keepLink) {
   for (const Node& n : t.nodes()) {
     if (!keepNode(n)) continue;
@@ -134,8 +135,8 @@ TopologyPtr forgetMissing(const Topology& t, Guid node, std::optional<PortNum> p
       throw std::invalid_argument("no cable at port " + toString(*port) + " of " + n->description);
     const Link& cable = t.links()[*p->link];
     if (!cable.missing)
-      throw std::invalid_argument("the cable at port " + toString(*port) + " of " +
-                                  n->description + " is present, not missing");
+      throw std::invalid_argument("the cable at port " + toString(*port) + " of " + n->description +
+                                  " is present, not missing");
     const Link* drop = &cable;
     TopologyBuilder b;
     b.reserve(t.nodes().size());

@@ -220,22 +220,22 @@ json nodeJson(const Topology& t, const Node& n) {
     ports.push_back(std::move(jp));
   }
   json j = {{"index", n.index},
-          {"type", nodeTypeName(n.type)},
-          {"guid", toString(n.guid)},
-          {"sys_image_guid", toString(n.sysImageGuid)},
-          {"description", n.description},
-          {"node_description", n.nodeDescription},
-          {"vendor_id", n.vendorId},
-          {"device_id", n.deviceId},
-          {"revision", n.revision},
-          {"num_ports", n.numPorts},
-          {"lid", n.lid().value()},
-          {"level", n.level},
-          {"host", n.host ? json(*n.host) : json(nullptr)},
-          {"hca_index", n.hcaIndex},
-          {"rail", n.rail},
-          {"group", n.group},
-          {"ports", std::move(ports)}};
+            {"type", nodeTypeName(n.type)},
+            {"guid", toString(n.guid)},
+            {"sys_image_guid", toString(n.sysImageGuid)},
+            {"description", n.description},
+            {"node_description", n.nodeDescription},
+            {"vendor_id", n.vendorId},
+            {"device_id", n.deviceId},
+            {"revision", n.revision},
+            {"num_ports", n.numPorts},
+            {"lid", n.lid().value()},
+            {"level", n.level},
+            {"host", n.host ? json(*n.host) : json(nullptr)},
+            {"hca_index", n.hcaIndex},
+            {"rail", n.rail},
+            {"group", n.group},
+            {"ports", std::move(ports)}};
   if (n.missing) j["missing"] = absenceJson(n.missing);
   return j;
 }

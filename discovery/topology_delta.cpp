@@ -89,6 +89,8 @@ LinkSnapshot LinkSnapshot::of(const Topology& topology, const Link& link) {
   s.b = endOf(topology, link.b);
   s.rate = link.rate;
   s.enabledRate = link.enabledRate;
+  s.missing = link.missing.has_value();
+  s.nodeMissing = topology.node(link.a.node).missing || topology.node(link.b.node).missing;
   return s;
 }
 
@@ -118,14 +120,18 @@ TopologyDelta::TopologyDelta(TopologyPtr before, TopologyPtr after)
   for (const Node& nn : n.nodes())
     if (!o.findNode(nn.guid)) nodesAdded_.push_back({NodeSummary::of(nn)});
 
-  // Links: each cable of either side looked up on the other by both ends' (GUID, port).
+  // Links: each cable of either side looked up on the other by both ends' (GUID, port). A node is
+  // gone when the new snapshot lacks it or only remembers it (Node::missing).
+  auto gone = [&](Guid g) {
+    const Node* x = n.findNode(g);
+    return !x || x->missing.has_value();
+  };
   for (const Link& ol : o.links()) {
     const Node& oa = o.node(ol.a.node);
     const Node& ob = o.node(ol.b.node);
     const Link* nl = findLink(n, oa.guid, ol.a.port, ob.guid, ol.b.port);
     if (!nl) {
-      linksRemoved_.push_back({LinkSnapshot::of(o, ol), n.findNode(oa.guid) == nullptr,
-                               n.findNode(ob.guid) == nullptr});
+      linksRemoved_.push_back({LinkSnapshot::of(o, ol), gone(oa.guid), gone(ob.guid)});
       continue;
     }
     const Port* opa = o.port(ol.a);
@@ -232,8 +238,13 @@ std::string describe(const LinkChanged& c) {
   if (c.stateChanged) add("state");
   if (c.widthChanged) add("width");
   if (c.speedChanged) add("speed");
-  return "link changed (" + what + "): " + ends(c.after) + " " + status(c.before) + " -> " +
-         status(c.after);
+  std::string out = "link changed (" + what + "): " + ends(c.after) + " " + status(c.before) +
+                    " -> " + status(c.after);
+  if (c.after.missing && !c.before.missing)
+    out += c.after.nodeMissing ? " [missing: node gone]" : " [missing: not seen by the crawl]";
+  else if (c.before.missing && !c.after.missing)
+    out += " [seen again]";
+  return out;
 }
 
 std::string describe(const PortLidChanged& c) {

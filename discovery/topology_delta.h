@@ -79,6 +79,9 @@ struct LinkSnapshot {
   LinkEnd b;
   std::optional<LinkRate> rate;         // as `a` reports it
   std::optional<LinkRate> enabledRate;  // best rate both ends enable
+  /// Remembered, not seen by the crawl (Link::missing); `nodeMissing`: an end's node is too.
+  bool missing = false;
+  bool nodeMissing = false;
 
   LinkKey key() const { return LinkKey::of(a.node.guid, a.port, b.node.guid, b.port); }
   static LinkSnapshot of(const Topology& topology, const Link& link);

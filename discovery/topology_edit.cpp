@@ -6,7 +6,6 @@
 #include <string>
 #include <utility>
 
-
 namespace ibfabric {
 namespace {
 

@@ -38,8 +38,9 @@ struct TopologyEdit {
 };
 
 /// Applies `edit` to `before`. Missing hardware (discovery/fabric_memory.h) is copied as missing,
-/// except a missing cable that is added, or whose both ends are updated to Active: it is back. Throws std::invalid_argument when an update or cable names a
-/// node or port that `before` does not have, or an added cable's end is already cabled.
+/// except a missing cable that is added, or whose both ends are updated to Active: it is back.
+/// Throws std::invalid_argument when an update or cable names a node or port that `before` does not
+/// have, or an added cable's end is already cabled.
 TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit);
 
 }  // namespace ibfabric

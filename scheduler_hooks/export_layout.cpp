@@ -51,11 +51,13 @@ void mergeHostStatus(HostHealthMap& map, const std::string& host, const HostStat
   auto [it, inserted] = map.try_emplace(host, status);
   if (inserted) return;
   HostStatus& cur = it->second;
+  const bool hcaDown = cur.hcaDown || status.hcaDown;
   if (status.health > cur.health) {
     cur = status;
   } else if (status.health == cur.health && cur.reason.find(status.reason) == std::string::npos) {
     cur.reason += "; " + status.reason;
   }
+  cur.hcaDown = hcaDown;
 }
 
 namespace {
@@ -86,7 +88,7 @@ HostHealthMap hostHealthFromTopology(const Topology& t) {
     if (down.empty()) continue;
     const HostHealth health =
         down.size() == h.hcas.size() ? HostHealth::kDown : HostHealth::kDegraded;
-    for (const auto& why : down) mergeHostStatus(out, h.name, {health, why});
+    for (const auto& why : down) mergeHostStatus(out, h.name, {health, why, true});
   }
   for (const LinkHealthIssue& issue : checkLinkHealth(t)) {
     for (std::optional<PortRef> end : {std::optional<PortRef>(issue.port), issue.remote}) {
@@ -174,7 +176,8 @@ ExportLayout buildExportLayout(TopologyPtr topology, const ExportOptions& option
   for (const Host& h : t.hosts()) {
     if (options.excludeUnhealthy) {
       auto it = options.health.find(h.name);
-      if (it != options.health.end() && it->second.health >= HostHealth::kFaulty) {
+      if (it != options.health.end() &&
+          (it->second.health >= HostHealth::kFaulty || it->second.hcaDown)) {
         layout.excluded.push_back(h.name + ": " + std::string(toString(it->second.health)) + " (" +
                                   it->second.reason + ")");
         continue;

@@ -35,6 +35,9 @@ std::string_view toString(HostHealth h);  // "ok", "degraded", "faulty", "down"
 struct HostStatus {
   HostHealth health = HostHealth::kOk;
   std::string reason;  ///< "dgx0007 mlx5_2 port 1: link down"
+  /// An HCA of the host is down or missing: it runs on fewer rails (degraded while another HCA
+  /// is up, down when none is).
+  bool hcaDown = false;
 };
 /// Hosts whose HCA links are not all ok, by host name.
 using HostHealthMap = std::map<std::string, HostStatus>;
@@ -43,13 +46,16 @@ using HostHealthMap = std::map<std::string, HostStatus>;
 /// are joined with "; ").
 void mergeHostStatus(HostHealthMap& map, const std::string& host, const HostStatus& status);
 
-/// Host health judged from the snapshot alone: an HCA port that is not Active or not cabled makes
-/// its host down; a CA link with a link-health finding (below enabled rate, ends disagree, ...)
-/// makes it degraded. The daemon adds counter-based health (faulty, flapping) on top.
+/// Host health judged from the snapshot alone: an HCA that is missing (discovery/fabric_memory.h),
+/// not cabled or without an Active port makes its host degraded (hcaDown, the reason naming the
+/// HCA and its rail) while another HCA is up, down when none is; a CA link with a link-health
+/// finding (below enabled rate, ends disagree, ...) makes it degraded. The daemon adds
+/// counter-based health (faulty, flapping) on top.
 HostHealthMap hostHealthFromTopology(const Topology& topology);
 
 struct ExportOptions {
-  /// Leave out hosts that are down or faulty (degraded hosts stay).
+  /// Leave out hosts that are down or faulty or miss an HCA (hcaDown); hosts degraded by a slow
+  /// or erroring link with every HCA up stay.
   bool excludeUnhealthy = false;
   HostHealthMap health;
 };

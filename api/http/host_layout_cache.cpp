@@ -8,14 +8,9 @@ std::shared_ptr<const HostLayout> HostLayoutCache::get(const ServiceStatePtr& st
   std::lock_guard lock(mu_);
   if (prepared_ && state_.lock() == state) return prepared_;
   auto p = std::make_shared<HostLayout>();
+  // A host whose every HCA lost its cable stays in the model with its HCAs missing
+  // (discovery/fabric_memory.h): down, like any host without an HCA up.
   p->health = hostHealthOf(*state);
-  // A host whose every HCA lost its cable vanishes from the crawl: remember it as down.
-  for (const Host& h : state->topology->hosts()) seen_.insert(h.name);
-  for (const auto& name : seen_)
-    if (!state->topology->findHost(name))
-      sh::mergeHostStatus(
-          p->health, name,
-          {sh::HostHealth::kDown, "no longer seen by the crawls (earlier crawls saw it)"});
   p->layout = std::make_shared<const sh::ExportLayout>(sh::buildExportLayout(state->topology));
   prepared_ = std::move(p);
   state_ = state;

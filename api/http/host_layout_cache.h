@@ -1,14 +1,13 @@
 // HostLayoutCache: the host health and the export layout of one ServiceState, computed once and
 // shared by the requests that read the same snapshot (the scheduler exports and the
-// kube-scheduler extender, api/http/routes/): hostHealthOf(state) (api/service/host_health.h),
-// plus every host an earlier crawl saw and the newest does not (every HCA cable gone): down.
+// kube-scheduler extender, api/http/routes/): hostHealthOf(state) (api/service/host_health.h);
+// hosts whose HCAs all went are still in the model, missing (discovery/fabric_memory.h).
 //
 // Owned by the Router. Thread-safe (get() locks).
 #pragma once
 
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 
 #include "api/service/host_health.h"
@@ -32,7 +31,6 @@ class HostLayoutCache {
   std::mutex mu_;
   std::weak_ptr<const ServiceState> state_;
   std::shared_ptr<const HostLayout> prepared_;
-  std::set<std::string> seen_;  // every host any crawl has shown since the daemon started
 };
 
 }  // namespace ibfabric::api

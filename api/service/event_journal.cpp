@@ -53,10 +53,11 @@ std::optional<StoredFabric> EventJournal::restoreFabric() {
     status_.restoredNodes = stored->topology->nodes().size();
     status_.restoredCables = stored->topology->links().size();
   }
-  spdlog::info("state: remembered fabric restored: {} nodes, {} cables ({} nodes and {} cables "
-               "missing when last written)",
-               stored->topology->nodes().size(), stored->topology->links().size(),
-               missing.nodes(), missing.links);
+  spdlog::info(
+      "state: remembered fabric restored: {} nodes, {} cables ({} nodes and {} cables "
+      "missing when last written)",
+      stored->topology->nodes().size(), stored->topology->links().size(), missing.nodes(),
+      missing.links);
   report();
   return stored;
 }
@@ -67,7 +68,8 @@ void EventJournal::flushFabric() {
   if (!model.topology || model.topology == fabricWritten_) return;
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    const std::size_t rows = store_.writeFabric(fabricWritten_.get(), *model.topology, model.seenAt);
+    const std::size_t rows =
+        store_.writeFabric(fabricWritten_.get(), *model.topology, model.seenAt);
     fabricWritten_ = model.topology;
     std::lock_guard lock(mu_);
     ++status_.fabricWrites;

@@ -180,15 +180,18 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
         if (newState != old->state || newPhys != old->physState)
           edit.ports.push_back(updateOf(sw.guid, p, info, std::nullopt));
       } else if (rn.missing) {
-        needCrawl = "port " + std::to_string(p.value()) + " came up towards missing " +
-                    rn.description;
+        needCrawl =
+            "port " + std::to_string(p.value()) + " came up towards missing " + rn.description;
       } else if (newState != PortState::kActive) {
         pending = true;
       } else {
+        // The rates it had before it went down, when a probe saw it go (else the next crawl's).
+        const auto was = memory.removed.find({sw.guid, p});
+        const bool known = was != memory.removed.end();
         edit.addLinks.push_back(LinkKey::of(sw.guid, p, rn.guid, old->remote->port));
-        edit.ports.push_back(updateOf(sw.guid, p, info, std::nullopt));
-        farEnds.push_back(
-            {rn.guid, old->remote->port, probeLid(rn, old->remote->port), true, std::nullopt});
+        edit.ports.push_back(updateOf(sw.guid, p, info, known ? was->second.rate : std::nullopt));
+        farEnds.push_back({rn.guid, old->remote->port, probeLid(rn, old->remote->port), true,
+                           known ? was->second.remoteRate : std::nullopt});
         restored.push_back({sw.guid, p});
         restored.push_back({rn.guid, old->remote->port});
       }

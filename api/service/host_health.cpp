@@ -35,13 +35,16 @@ sh::HostHealthMap hostHealthOf(const ServiceState& s) {
       if (!n.isCa() || !n.host) continue;
       const Host& host = ct.hosts()[*n.host];
       const bool partial = h == sh::HostHealth::kDown && othersUp(host, n.index);
-      sh::mergeHostStatus(out, host.name, {partial ? sh::HostHealth::kDegraded : h, why});
+      sh::mergeHostStatus(out, host.name,
+                          {partial ? sh::HostHealth::kDegraded : h, why,
+                           report.state == telemetry::LinkState::kDown});
     }
   }
   if (s.topology && s.topology != s.counters->topology) {
     for (const Host& h : ct.hosts())
       if (!s.topology->findHost(h.name))
-        sh::mergeHostStatus(out, h.name, {sh::HostHealth::kDown, "not seen by the last crawl"});
+        sh::mergeHostStatus(out, h.name,
+                            {sh::HostHealth::kDown, "not seen by the last crawl", true});
   }
   return out;
 }

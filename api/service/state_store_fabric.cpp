@@ -59,11 +59,9 @@ bool samePorts(const Node& x, const Node& y) {
 
 bool sameNode(const Node& x, const Node& y) {
   return std::tie(x.type, x.description, x.nodeDescription, x.sysImageGuid, x.vendorId, x.deviceId,
-                  x.revision, x.numPorts, x.missing) == std::tie(y.type, y.description,
-                                                                 y.nodeDescription, y.sysImageGuid,
-                                                                 y.vendorId, y.deviceId,
-                                                                 y.revision, y.numPorts,
-                                                                 y.missing) &&
+                  x.revision, x.numPorts, x.missing) ==
+             std::tie(y.type, y.description, y.nodeDescription, y.sysImageGuid, y.vendorId,
+                      y.deviceId, y.revision, y.numPorts, y.missing) &&
          samePorts(x, y);
 }
 
@@ -77,9 +75,9 @@ void bindAbsence(Statement& s, int first, const std::optional<Absence>& a) {
 
 std::optional<Absence> absenceAt(const Statement& q, int first) {
   if (q.nullAt(first)) return std::nullopt;
-  return Absence{fromStoreMillis(q.intAt(first)),
-                 q.nullAt(first + 1) ? fromStoreMillis(q.intAt(first))
-                                     : fromStoreMillis(q.intAt(first + 1))};
+  return Absence{fromStoreMillis(q.intAt(first)), q.nullAt(first + 1)
+                                                      ? fromStoreMillis(q.intAt(first))
+                                                      : fromStoreMillis(q.intAt(first + 1))};
 }
 
 }  // namespace
@@ -102,8 +100,10 @@ std::size_t StateStore::writeFabric(const Topology* before, const Topology& now,
     Statement dropCable =
         db_->prepare("DELETE FROM fabric_cables WHERE a_guid = ?1 AND a_port = ?2");
     std::size_t rows = 0;
-    if (!before) db_->exec("DELETE FROM fabric_nodes; DELETE FROM fabric_ports; "
-                           "DELETE FROM fabric_cables;");  // written anew, whole
+    if (!before)
+      db_->exec(
+          "DELETE FROM fabric_nodes; DELETE FROM fabric_ports; "
+          "DELETE FROM fabric_cables;");  // written anew, whole
 
     for (const Node& n : now.nodes()) {
       const Node* was = before ? before->findNode(n.guid) : nullptr;
@@ -161,8 +161,8 @@ std::size_t StateStore::writeFabric(const Topology* before, const Topology& now,
         ++rows;
       }
     }
-    Statement seen = db_->prepare(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES ('fabric_seen_at_ms', ?1)");
+    Statement seen =
+        db_->prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('fabric_seen_at_ms', ?1)");
     seen.bind(1, storeMillis(seenAt)).run();
     tx.commit();
     return rows;
@@ -208,8 +208,8 @@ std::optional<StoredFabric> StateStore::loadFabric() {
       TopologyBuilder::NodeInfo info;
       info.guid = guidAt(q, 0);
       const auto type = q.intAt(1);
-      if (type < 1 || type > 3) throw StoreError("state: fabric node of unknown type " +
-                                                 std::to_string(type));
+      if (type < 1 || type > 3)
+        throw StoreError("state: fabric node of unknown type " + std::to_string(type));
       info.type = static_cast<NodeType>(type);
       info.nodeDescription = q.textAt(3);
       info.sysImageGuid = guidAt(q, 4);

@@ -5,8 +5,10 @@
 // longer to render than a 1 s scrape on a busy 2-core machine (docs/dashboards.md).
 //
 //  - Unlink a leaf-spine cable: IbLinkDown fires through /api/v1/alerts with the cable's node,
-//    port and remote labels; PerformanceSet rising SymbolErrorCounter on another leaf's uplink:
-//    IbSymbolErrorsRising fires for that port; ReLink: IbLinkDown resolves.
+//    port and remote labels, and again on a Prometheus started afresh after the cable went (the
+//    daemon remembers the missing cable: its series stay, down); PerformanceSet rising
+//    SymbolErrorCounter on another leaf's uplink: IbSymbolErrorsRising fires for that port; ReLink:
+//    IbLinkDown resolves.
 //  - Every rule evaluates without error (/api/v1/rules health "ok"); every rule that joins
 //    ibfabric_port_info / ibfabric_link_info for its names returns data carrying them, and every
 //    port and cable series finds its info series. Every dashboard panel
@@ -143,15 +145,14 @@ class AlertsE2e : public ::testing::Test {
     ASSERT_TRUE(listening) << daemon_->log();
     target_ = *listening;  // HOST:PORT
     // The rule files with every `for:` at 0s.
-    std::vector<std::filesystem::path> rules;
     for (const char* f : {"ibfabric-rules.yml", "ibfabric-alerts.yml"}) {
       std::ifstream in(sourceDir() / "dashboards" / "prometheus" / f);
       ASSERT_TRUE(in) << f;
-      rules.push_back(
+      rules_.push_back(
           writeScratchFile(std::string("e2e-") + f,
                            zeroForDurations(std::string(std::istreambuf_iterator<char>(in), {}))));
     }
-    prometheus_.start(PrometheusFixture::scrapeConfig(target_, 1s), rules);
+    prometheus_.start(PrometheusFixture::scrapeConfig(target_, 1s), rules_);
     ASSERT_TRUE(prometheus_.waitForTargets(1, 60s)) << "ibfabricd is not scraped" << diagnostics();
   }
 
@@ -221,6 +222,7 @@ class AlertsE2e : public ::testing::Test {
   std::unique_ptr<SimFabric> fabric_;
   std::unique_ptr<BackgroundProcess> daemon_;
   std::string target_;
+  std::vector<std::filesystem::path> rules_;
   PrometheusFixture prometheus_;
 };
 
@@ -280,6 +282,16 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
   EXPECT_EQ(fired["annotations"]["runbook_url"], "docs/runbooks.md#iblinkdown");
   // Only that cable: no other link alerts.
   EXPECT_EQ(alertsMatching(alerts(), "IbLinkDown", "firing", {}).size(), 1u) << alerts().dump();
+  // A Prometheus started after the cable went (new storage: it never saw the cable up) fires
+  // IbLinkDown too: ibfabricd keeps the missing cable's series, with the down value.
+  prometheus_.stop();
+  prometheus_.start(PrometheusFixture::scrapeConfig(target_, 1s), rules_);
+  ASSERT_TRUE(prometheus_.waitForTargets(1, 60s)) << "ibfabricd is not scraped" << diagnostics();
+  ASSERT_TRUE(
+      waitFor([&] { return !alertsMatching(alerts(), "IbLinkDown", "firing", downLabels).empty(); },
+              60s, 500ms))
+      << alerts().dump() << diagnostics();
+  EXPECT_EQ(alertsMatching(alerts(), "IbLinkDown", "firing", {}).size(), 1u) << alerts().dump();
   // The planned fabric has that cable: the missing-links alert fires too.
   EXPECT_TRUE(waitFor(
       [&] { return !alertsMatching(alerts(), "IbFabricLinksMissing", "firing", {}).empty(); }, 60s,
@@ -317,11 +329,10 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
           << rule.value("lastError", "");
     }
   }
-  EXPECT_EQ(rules, 9 + 16);  // ibfabric-rules.yml + ibfabric-alerts.yml
+  EXPECT_EQ(rules, 8 + 16);  // ibfabric-rules.yml + ibfabric-alerts.yml
 
   // Every rule that joins an _info series for its names returns data with those names: the
-  // recording rules as recorded, the alerts' expressions without their thresholds (while the
-  // unlinked cable is down, so IbLinkDown's vanished branch has its cable too).
+  // recording rules as recorded, the alerts' expressions without their thresholds.
   int joins = 0;
   for (const auto& g : ruleGroups()) {
     for (const auto& rule : g["rules"]) {
@@ -340,7 +351,7 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
                                                          << q;
     }
   }
-  EXPECT_EQ(joins, 7 + 7);  // recording rules with names; alerts on ports and cables
+  EXPECT_EQ(joins, 6 + 7);  // recording rules with names; alerts on ports and cables
   // Every exported port and cable series finds its names (none lost in a join).
   for (const auto& [family, info, on] :
        std::vector<std::tuple<std::string, std::string, std::string>>{

@@ -174,7 +174,12 @@ TEST(DaemonSim, ServesTheFabricReportsUnlinksAndStopsOnSigterm) {
   for (const auto& e : events["events"])
     seen = seen || e["node"] == "dhost1-1" || e["remote"].value("node", "") == "dhost1-1";
   EXPECT_TRUE(seen) << events.dump();
-  ASSERT_TRUE(waitFor([&] { return getDoc(c, "/api/v1/topology", 200)["links"] == 7; }, 30s));
+  ASSERT_TRUE(waitFor(
+      [&] {
+        const json t = getDoc(c, "/api/v1/topology", 200);
+        return t["links_by_state"].value("active", 0) == 7 && t["missing"]["links"] == 1;
+      },
+      30s));
 
   // A long-poll in progress must not hold up shutdown.
   auto hanging = std::async(std::launch::async, [&] {

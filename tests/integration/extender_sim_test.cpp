@@ -116,9 +116,18 @@ TEST(ExtenderSim, FilterDropsAHostWhoseHcaLinkIsUnlinked) {
   auto excluded = c.Get("/api/v1/export/slurm-topology?plugin=block&exclude_unhealthy=true");
   ASSERT_TRUE(excluded);
   EXPECT_EQ(excluded->status, 200);
-  EXPECT_EQ(excluded->body.find("dgx0002"), std::string::npos) << excluded->body;
+  // Left out on request, and said so in a comment (the host is remembered, not forgotten).
+  EXPECT_NE(excluded->body.find("# left out: dgx0002: down ("), std::string::npos)
+      << excluded->body;
+  EXPECT_NE(excluded->body.find("BlockName=leaf-01 Nodes=dgx0001\n"), std::string::npos)
+      << excluded->body;
   EXPECT_NE(excluded->body.find("BlockName=leaf-02 Nodes=dgx[0003-0004]\n"), std::string::npos)
       << excluded->body;
+  // Not excluded: it keeps its place under its leaf.
+  auto kept = c.Get("/api/v1/export/slurm-topology?plugin=block");
+  ASSERT_TRUE(kept);
+  EXPECT_NE(kept->body.find("BlockName=leaf-01 Nodes=dgx[0001-0002]\n"), std::string::npos)
+      << kept->body;
   auto bad = c.Get("/api/v1/export/slurm-topology?plugin=torus");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);

@@ -239,10 +239,10 @@ TEST(RoutingSim, DaemonServesRoutesValidationAndBalance) {
   ASSERT_EQ(b["leaves"].size(), 4u);
   EXPECT_DOUBLE_EQ(b["max_imbalance"].get<double>(), 1.0);
 
-  const std::vector<std::string> want = {
-      "ibfabric_collector_success{collector=\"routes\"} 1",
-      "ibfabric_route_problems{kind=\"black_hole\"} 0", "ibfabric_uplink_route_imbalance_ratio{",
-      "ibfabric_lft_read_duration_seconds "};
+  const std::vector<std::string> want = {"ibfabric_collector_success{collector=\"routes\"} 1",
+                                         "ibfabric_route_problems{kind=\"black_hole\"} 0",
+                                         "ibfabric_uplink_route_imbalance_ratio{",
+                                         "ibfabric_lft_read_duration_seconds "};
   const std::string m = metricsWith(c, want);
   for (const auto& w : want) EXPECT_NE(m.find(w), std::string::npos) << w;
   daemon.stop();

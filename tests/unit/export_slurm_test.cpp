@@ -110,7 +110,9 @@ TEST(SlurmExport, AHostThatLostAnHcaLinkStaysInItsUnitOrIsLeftOutOnRequest) {
   auto topo = topologyAsCrawled(f);
   HostHealthMap health = hostHealthFromTopology(*topo);
   ASSERT_EQ(health.count("dgx0003"), 1u);
-  EXPECT_EQ(health.at("dgx0003").health, HostHealth::kDown);
+  // 7 of 8 HCAs up: degraded, the HCA down named; left out on request all the same.
+  EXPECT_EQ(health.at("dgx0003").health, HostHealth::kDegraded);
+  EXPECT_TRUE(health.at("dgx0003").hcaDown);
   EXPECT_NE(health.at("dgx0003").reason.find("mlx5_2"), std::string::npos)
       << health.at("dgx0003").reason;
 
@@ -128,7 +130,7 @@ TEST(SlurmExport, AHostThatLostAnHcaLinkStaysInItsUnitOrIsLeftOutOnRequest) {
     std::string conf = slurmTopologyConf(out, p);
     EXPECT_TRUE(checkSlurmTopologyConf(conf, p).empty()) << conf;
     EXPECT_EQ(names(conf, "Nodes").count("dgx0003"), 0u) << conf;
-    EXPECT_NE(conf.find("# left out: dgx0003: down ("), std::string::npos) << conf;
+    EXPECT_NE(conf.find("# left out: dgx0003: degraded ("), std::string::npos) << conf;
     EXPECT_NE(conf.find("Nodes=dgx[0001-0002,0004-0032]"), std::string::npos) << conf;
   }
   // Block sizes follow the smallest block.

@@ -205,8 +205,7 @@ TEST(FabricMemory, OnlyMissingHardwareIsForgottenOnRequest) {
   EXPECT_THROW(forgetMissing(*model, Guid{0xdead}), std::invalid_argument);  // unknown
   const PortNum downlink = [&] {
     for (const auto& port : model->findNode(p.leaf->guid)->ports)
-      if (port && port->direction == PortDirection::kDown &&
-          !model->links()[*port->link].missing)
+      if (port && port->direction == PortDirection::kDown && !model->links()[*port->link].missing)
         return port->num;
     return PortNum{0};
   }();
@@ -237,7 +236,8 @@ TEST(FabricMemory, EditsKeepMissingHardwareAndACableWhoseEndsComeUpIsBack) {
 
   TopologyEdit upAgain;
   const LinkRate hdr{LinkWidth::k4x, LinkSpeed::kHdr};
-  upAgain.ports.push_back({p.leaf->guid, p.uplink, PortState::kActive, PhysPortState::kLinkUp, hdr});
+  upAgain.ports.push_back(
+      {p.leaf->guid, p.uplink, PortState::kActive, PhysPortState::kLinkUp, hdr});
   upAgain.ports.push_back({spine.guid, up.b.port, PortState::kActive, PhysPortState::kLinkUp, hdr});
   const TopologyPtr back = applyTopologyEdit(*model, upAgain);
   EXPECT_FALSE(linkAt(*back, p.leaf->guid, p.uplink).missing);

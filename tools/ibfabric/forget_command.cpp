@@ -36,7 +36,9 @@ std::string readToken(const ForgetArgs& args) {
     return token;
   }
   const char* env = std::getenv("IBFABRIC_TOKEN");
-  if (!env || !*env) throw CliError("forget needs the API token: --token-file FILE or $IBFABRIC_TOKEN", kExitBadInput);
+  if (!env || !*env)
+    throw CliError("forget needs the API token: --token-file FILE or $IBFABRIC_TOKEN",
+                   kExitBadInput);
   return env;
 }
 

@@ -73,19 +73,20 @@ void forget(FabricService& service, const Request& req, Response& res, bool cabl
     node = p->node;
     port = p->ref.port;
     if (!p->port->link)
-      return sendError(res, 404, "port " + toString(*port) + " of " + node->description +
-                                     " has no cable in the model");
+      return sendError(
+          res, 404,
+          "port " + toString(*port) + " of " + node->description + " has no cable in the model");
     if (!s->topology->links()[*p->port->link].missing)
-      return sendError(res, 409, "the cable at port " + toString(*port) + " of " +
-                                     node->description +
-                                     " is present: only missing hardware is forgotten");
+      return sendError(res, 409,
+                       "the cable at port " + toString(*port) + " of " + node->description +
+                           " is present: only missing hardware is forgotten");
   } else {
     const std::string g = req.matches[1];
     node = nodeByGuid(*s->topology, g);
     if (!node) return sendError(res, 404, "no node " + g + " in the fabric model");
     if (!node->missing)
-      return sendError(res, 409, node->description +
-                                     " is present: only missing hardware is forgotten");
+      return sendError(res, 409,
+                       node->description + " is present: only missing hardware is forgotten");
   }
   const Guid guid = node->guid;
   const std::string description = node->description;

@@ -241,10 +241,11 @@ void addHostViews(Router& r) {
     // missing is degraded, all of them: down), with the reasons.
     const auto layout = r.hostLayouts().get(s);
     const auto it = layout->health.find(name);
-    body["health"] = it == layout->health.end()
-                         ? json{{"status", "ok"}, {"reason", ""}}
-                         : json{{"status", std::string(scheduler_hooks::toString(it->second.health))},
-                                {"reason", it->second.reason}};
+    body["health"] =
+        it == layout->health.end()
+            ? json{{"status", "ok"}, {"reason", ""}}
+            : json{{"status", std::string(scheduler_hooks::toString(it->second.health))},
+                   {"reason", it->second.reason}};
     sendJson(res, body);
   });
 }
