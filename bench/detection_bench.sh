@@ -141,6 +141,10 @@ echo "| leaf–spine cable ReLink → link_up | $(stats "$work/up_up") |"
 echo
 echo "- MADs per sweep: $quiet_mads with nothing missing, ${missing_mads:-?} with one HCA and one leaf–spine cable missing (the re-checks of the switches holding missing cables)"
 echo "- state store write after a change (s): $(sort -n "$work/store" | tr '\n' ' ')"
+dpid=$(pgrep -n -f "$daemon --listen" || true)
+if [ -n "$dpid" ]; then
+  echo "- ibfabricd at the end: VmRSS $(awk '/VmRSS/ {print int($2/1024)}' /proc/$dpid/status) MB, VmHWM $(awk '/VmHWM/ {print int($2/1024)}' /proc/$dpid/status) MB"
+fi
 echo "- crawls during the run: $(curl -s -m 10 "$url/api/v1/health" | jq -r '.crawl.runs'); sweep-triggered probes: $(curl -s -m 10 "$url/api/v1/health" | jq -r '.osm.port_probes // "?"')"
 echo
 echo "(logs kept in $work)"

@@ -7,27 +7,16 @@
 #include <utility>
 #include <vector>
 
+#include "discovery/topology_edit.h"
+
 namespace ibfabric {
 namespace {
 
 using SysTime = std::chrono::system_clock::time_point;
 
-TopologyBuilder::NodeInfo infoOf(const Node& n) {
-  TopologyBuilder::NodeInfo info;
-  info.type = n.type;
-  info.guid = n.guid;
-  info.sysImageGuid = n.sysImageGuid;
-  info.nodeDescription = n.nodeDescription;
-  info.vendorId = n.vendorId;
-  info.deviceId = n.deviceId;
-  info.revision = n.revision;
-  info.numPorts = n.numPorts;
-  return info;
-}
-
 /// Adds `n` as it is shown: its name, and missing with `missing` when set.
 void addNodeAs(TopologyBuilder& b, const Node& n, const std::optional<Absence>& missing) {
-  b.addNode(infoOf(n));
+  b.addNode(nodeInfoOf(n));
   b.setDescription(n.guid, n.description);
   if (missing) b.markMissing(n.guid, *missing);
 }

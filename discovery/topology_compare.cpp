@@ -9,6 +9,7 @@
 
 #include "discovery/net_topology.h"
 #include "discovery/node_name_map.h"
+#include "discovery/topology_edit.h"
 
 namespace ibfabric {
 namespace {
@@ -427,16 +428,7 @@ TopologyPtr topologyAsCrawled(NetFabric fabric, std::shared_ptr<const NodeNameMa
   TopologyBuilder b;
   b.reserve(plain->nodes().size());
   for (const Node& n : plain->nodes()) {
-    TopologyBuilder::NodeInfo info;
-    info.type = n.type;
-    info.guid = n.guid;
-    info.sysImageGuid = n.sysImageGuid;
-    info.nodeDescription = n.nodeDescription;
-    info.vendorId = n.vendorId;
-    info.deviceId = n.deviceId;
-    info.revision = n.revision;
-    info.numPorts = n.numPorts;
-    b.addNode(info);
+    b.addNode(nodeInfoOf(n));
     for (const auto& p : n.ports)
       if (p) b.addPort(n.guid, *p);
   }

@@ -33,6 +33,19 @@ bool modelHas(const Topology& t, const LinkKey& key) {
 
 }  // namespace
 
+TopologyBuilder::NodeInfo nodeInfoOf(const Node& n) {
+  TopologyBuilder::NodeInfo info;
+  info.type = n.type;
+  info.guid = n.guid;
+  info.sysImageGuid = n.sysImageGuid;
+  info.nodeDescription = n.nodeDescription;
+  info.vendorId = n.vendorId;
+  info.deviceId = n.deviceId;
+  info.revision = n.revision;
+  info.numPorts = n.numPorts;
+  return info;
+}
+
 TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit) {
   std::map<End, const PortStateUpdate*> updates;
   for (const auto& u : edit.ports) {
@@ -49,15 +62,7 @@ TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit) 
   TopologyBuilder b;
   b.reserve(before.nodes().size());
   for (const Node& n : before.nodes()) {
-    TopologyBuilder::NodeInfo info;
-    info.type = n.type;
-    info.guid = n.guid;
-    info.sysImageGuid = n.sysImageGuid;
-    info.nodeDescription = n.nodeDescription;
-    info.vendorId = n.vendorId;
-    info.deviceId = n.deviceId;
-    info.revision = n.revision;
-    info.numPorts = n.numPorts;
+    const TopologyBuilder::NodeInfo info = nodeInfoOf(n);
     b.addNode(info);
     b.setDescription(n.guid, n.description);  // node-name map names kept
     if (n.missing) b.markMissing(n.guid, *n.missing);

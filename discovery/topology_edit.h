@@ -37,6 +37,10 @@ struct TopologyEdit {
   bool empty() const { return ports.empty() && removeLinks.empty() && addLinks.empty(); }
 };
 
+/// The builder's description of `node` (to copy a snapshot or a part of it; its shown name and
+/// Node::missing are set on the builder separately).
+TopologyBuilder::NodeInfo nodeInfoOf(const Node& node);
+
 /// Applies `edit` to `before`. Missing hardware (discovery/fabric_memory.h) is copied as missing,
 /// except a missing cable that is added, or whose both ends are updated to Active: it is back.
 /// Throws std::invalid_argument when an update or cable names a node or port that `before` does not

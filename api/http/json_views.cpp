@@ -435,7 +435,11 @@ json eventJson(const telemetry::Event& e) {
 
 nlohmann::json osmJson(const OsmState& osm, std::chrono::system_clock::time_point now) {
   const OsmLinkStatus& l = osm.link;
-  if (!l.enabled) return {{"enabled", false}};
+  // Port probes run without the plugin too (after sweeps: api/service/sweep_suspects.h).
+  if (!l.enabled)
+    return {{"enabled", false},
+            {"port_probes", osm.portProbes},
+            {"port_probe_fallbacks", osm.portProbeFailures}};
   json j = {{"enabled", true},
             {"socket", l.socketPath},
             {"connected", l.connected},

@@ -75,19 +75,27 @@ void EventJournal::flushFabric() {
     ++status_.fabricWrites;
     status_.fabricRowsWritten += rows;
     ++status_.writes;
-    status_.consecutiveFailures = 0;
-    status_.lastError.clear();
-    status_.lastWrite = std::chrono::system_clock::now();
-    status_.lastWriteSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    wroteLocked(t0);
   } catch (const std::exception& e) {
     std::lock_guard lock(mu_);
-    ++status_.writeFailures;
-    if (status_.consecutiveFailures++ == 0)
-      spdlog::error("{} (retried every {} ms)", e.what(), options_.flushInterval.count());
-    status_.lastError = e.what();
+    failedLocked(e.what());
   }
   report();
+}
+
+void EventJournal::wroteLocked(std::chrono::steady_clock::time_point started) {
+  status_.consecutiveFailures = 0;
+  status_.lastError.clear();
+  status_.lastWrite = std::chrono::system_clock::now();
+  status_.lastWriteSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+void EventJournal::failedLocked(const std::string& error) {
+  ++status_.writeFailures;
+  if (status_.consecutiveFailures++ == 0)
+    spdlog::error("{} (retried every {} ms)", error, options_.flushInterval.count());
+  status_.lastError = error;
 }
 
 void EventJournal::start() {
@@ -151,17 +159,10 @@ void EventJournal::flush() {
     }
     std::lock_guard lock(mu_);
     status_.eventsPruned += pruned;
-    status_.consecutiveFailures = 0;
-    status_.lastError.clear();
-    status_.lastWrite = std::chrono::system_clock::now();
-    status_.lastWriteSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    wroteLocked(t0);
   } catch (const std::exception& e) {
     std::lock_guard lock(mu_);
-    ++status_.writeFailures;
-    if (status_.consecutiveFailures++ == 0)
-      spdlog::error("{} (retried every {} ms)", e.what(), options_.flushInterval.count());
-    status_.lastError = e.what();
+    failedLocked(e.what());
   }
   report();
 }

@@ -72,6 +72,9 @@ class EventJournal {
   void report();
   /// Writes the fabric source's model when it is a new one (the thread's step).
   void flushFabric();
+  /// A write that began at `started` succeeded / failed with `error` (mu_ held).
+  void wroteLocked(std::chrono::steady_clock::time_point started);
+  void failedLocked(const std::string& error);
 
   StateStore& store_;
   telemetry::EventLog& log_;

@@ -40,13 +40,7 @@ TopologyPtr crawlWithout(const Topology& t, const std::set<Guid>& gone,
   };
   for (const Node& n : t.nodes()) {
     if (gone.count(n.guid)) continue;
-    TopologyBuilder::NodeInfo info;
-    info.type = n.type;
-    info.guid = n.guid;
-    info.sysImageGuid = n.sysImageGuid;
-    info.nodeDescription = n.nodeDescription;
-    info.numPorts = n.numPorts;
-    b.addNode(info);
+    b.addNode(nodeInfoOf(n));
     for (const auto& p : n.ports) {
       if (!p) continue;
       Port q = *p;
@@ -170,12 +164,7 @@ TEST(FabricMemory, ACableMovedToAnotherPortIsTheNewCableNotAMissingOne) {
   // The host's cable now plugs into the leaf's spare port 3.
   TopologyBuilder b;
   for (const Node& n : before->nodes()) {
-    TopologyBuilder::NodeInfo info;
-    info.type = n.type;
-    info.guid = n.guid;
-    info.nodeDescription = n.nodeDescription;
-    info.numPorts = n.numPorts;
-    b.addNode(info);
+    b.addNode(nodeInfoOf(n));
     for (const auto& port : n.ports)
       if (port) b.addPort(n.guid, *port);
   }
@@ -313,12 +302,7 @@ TEST(SweepSuspects, APortGoneSilentLinkDownedAndMissingCablesPointAtTheirSwitche
   // A missing leaf-spine cable: both switches are re-checked, at most maxRechecks a sweep.
   TopologyBuilder b;
   for (const Node& n : t->nodes()) {
-    TopologyBuilder::NodeInfo info;
-    info.type = n.type;
-    info.guid = n.guid;
-    info.nodeDescription = n.nodeDescription;
-    info.numPorts = n.numPorts;
-    b.addNode(info);
+    b.addNode(nodeInfoOf(n));
     for (const auto& p : n.ports)
       if (p) b.addPort(n.guid, *p);
   }

@@ -12,6 +12,7 @@
 #include "api/service/event_journal.h"
 #include "api/service/sqlite_db.h"
 #include "discovery/fabric_memory.h"
+#include "discovery/topology_edit.h"
 #include "tests/support/fabrics.h"
 
 namespace ibfabric::api {
@@ -288,16 +289,7 @@ TopologyPtr withMissingHost() {
   TopologyBuilder b;
   for (const Node& n : full->nodes()) {
     if (n.guid == testing::kHlsCa) continue;
-    TopologyBuilder::NodeInfo info;
-    info.type = n.type;
-    info.guid = n.guid;
-    info.sysImageGuid = n.sysImageGuid;
-    info.nodeDescription = n.nodeDescription;
-    info.vendorId = n.vendorId;
-    info.deviceId = n.deviceId;
-    info.revision = n.revision;
-    info.numPorts = n.numPorts;
-    b.addNode(info);
+    b.addNode(nodeInfoOf(n));
     for (const auto& p : n.ports) {
       if (!p) continue;
       Port q = *p;
