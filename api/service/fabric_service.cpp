@@ -412,7 +412,7 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
   auto routes = updateRoutes(*source, sweptTopology, forceRead ? nullptr : before->forwarding,
                              forceRead ? nullptr : before->routeAnalysis);
   if (routes.attempted) publish([&](ServiceState& s) { applyRoutesUpdate(s, routes); });
-  for (const Lid lid : suspects) requestPortProbe(lid);
+  for (const Lid lid : suspects) requestPortProbe(lid, true);
   return true;
 }
 

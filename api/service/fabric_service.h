@@ -122,7 +122,10 @@ class FabricService {
   /// Re-reads the PortInfo of every port of the switch with this LID on the sweep thread (it
   /// owns the MAD engine) and publishes the edited topology with its link_down / link_up events
   /// at once. Unknown switches or cables fall back to requestCrawl(). Returns at once.
-  void requestPortProbe(Lid switchLid);
+  /// `fromSweep`: asked by a sweep (api/service/sweep_suspects.h), not by a trap: what such a
+  /// probe cannot place is left to the next crawl instead of asking for one now (at 10,240 HCAs
+  /// a crawl while the SM reroutes loads the management plane the sweeps share).
+  void requestPortProbe(Lid switchLid, bool fromSweep = false);
   /// Re-probes switches whose ports came up but were not Active yet (call after an SM sweep).
   void requestPendingProbes();
   /// The subnet manager changed forwarding tables: counted in the state, and the sweep thread
@@ -205,6 +208,7 @@ class FabricService {
   std::deque<std::shared_ptr<ClearJob>> clearJobs_;  // guarded by mu_; run by the sweep thread
   std::set<telemetry::PortKey> rebaseline_;          // sweep thread only: cleared since last sweep
   std::set<Lid> probeRequests_;                      // guarded by mu_
+  std::set<Lid> sweepProbes_;  // guarded by mu_: requested by sweeps only (requestPortProbe)
   /// The SM rerouted: the next sweep reads the forwarding tables in full (and comes at once).
   std::atomic<bool> routeRefreshRequested_{false};
   std::set<Lid> pendingUp_;    // guarded by mu_

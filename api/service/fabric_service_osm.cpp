@@ -59,10 +59,14 @@ Lid probeLid(const Node& n, PortNum p) {
 
 }  // namespace
 
-void FabricService::requestPortProbe(Lid switchLid) {
+void FabricService::requestPortProbe(Lid switchLid, bool fromSweep) {
   {
     std::lock_guard lock(mu_);
     probeRequests_.insert(switchLid);
+    if (fromSweep)
+      sweepProbes_.insert(switchLid);
+    else
+      sweepProbes_.erase(switchLid);  // a trap's probe may crawl
   }
   cv_.notify_all();
 }
@@ -113,10 +117,23 @@ void FabricService::probeSwitches(const std::set<Lid>& lids, CounterSource* sour
 
 void FabricService::probeSwitch(Lid lid, CounterSource& source) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto fallBack = [&](const std::string& why) {
-    spdlog::info("trap from LID {}: {}; crawling instead", lid.value(), why);
-    publishChange([](ServiceState& s) { s.osm.portProbeFailures++; });
+  bool fromSweep = false;
+  {
+    std::lock_guard lock(mu_);
+    fromSweep = sweepProbes_.count(lid) > 0;
+  }
+  // What a probe cannot place: a trap's asks for a crawl, a sweep's waits for the next one.
+  auto crawlFor = [&](const std::string& why) {
+    if (fromSweep) {
+      spdlog::debug("probe of LID {} after a sweep: {}; left to the next crawl", lid.value(), why);
+      return;
+    }
+    spdlog::info("trap from LID {}: {}; crawling", lid.value(), why);
     requestCrawl();
+  };
+  auto fallBack = [&](const std::string& why) {
+    publishChange([](ServiceState& s) { s.osm.portProbeFailures++; });
+    crawlFor(why + " (instead of the probe)");
   };
   const TopologyPtr topo = state()->topology;
   if (!topo) return;
@@ -307,14 +324,14 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
   spdlog::debug(
       "trap from LID {}: probed {} ports in {:.1f} ms", lid.value(), ports.size(),
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  if (pending) {
+  {
     std::lock_guard lock(mu_);
-    pendingUp_.insert(lid);
+    if (pending)
+      pendingUp_.insert(lid);
+    else
+      sweepProbes_.erase(lid);  // done
   }
-  if (!needCrawl.empty()) {
-    spdlog::info("trap from LID {}: {}; crawling", lid.value(), needCrawl);
-    requestCrawl();
-  }
+  if (!needCrawl.empty()) crawlFor(needCrawl);
 }
 
 }  // namespace ibfabric::api
