@@ -45,10 +45,9 @@ TopologyPtr FabricService::remember(const TopologyPtr& before, TopologyPtr crawl
   TopologyPtr next = crawled;
   if (previous) {
     try {
-      next = rememberMissing(*previous, modelSeenAt_, std::move(crawled), now, options_.remember);
-    } catch (const std::exception& e) {  // a model the builder refuses: the crawl alone
+      next = rememberMissing(*previous, modelSeenAt_, crawled, now, options_.remember);
+    } catch (const std::exception& e) {  // a model the builder refuses: the crawl alone (`next`)
       spdlog::error("remembering missing hardware failed, serving the crawl alone: {}", e.what());
-      next = std::move(crawled);
     }
     if (!options_.expected) appendMemoryEvents(events_, *previous, *next);
     const MissingCounts missing = countMissing(*next);
