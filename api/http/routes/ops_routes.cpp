@@ -82,6 +82,7 @@ void forget(FabricService& service, const Request& req, Response& res, bool cabl
                            " is present: only missing hardware is forgotten");
   } else {
     const std::string g = req.matches[1];
+    if (!parseGuid(g)) return sendError(res, 400, "not a GUID: " + g);
     node = nodeByGuid(*s->topology, g);
     if (!node) return sendError(res, 404, "no node " + g + " in the fabric model");
     if (!node->missing)
