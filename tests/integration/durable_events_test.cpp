@@ -27,22 +27,6 @@ namespace fs = std::filesystem;
 
 json allEvents(JsonClient& http) { return http.ok("/api/v1/events?since=0&limit=10000"); }
 
-/// The daemon on `fabric` with `config`, ready; nullptr (with a gtest failure) when not.
-std::unique_ptr<DaemonProcess> startReady(const SimFabric& fabric, const fs::path& config,
-                                          std::unique_ptr<JsonClient>& http) {
-  auto daemon = std::make_unique<DaemonProcess>(
-      fabric, std::vector<std::string>{"--config", config.string(), "--listen", "127.0.0.1:0"},
-      "durable");
-  const int port = daemon->waitForPort(60s);
-  EXPECT_GT(port, 0) << daemon->log();
-  if (port <= 0) return nullptr;
-  http = std::make_unique<JsonClient>(port);
-  const bool ready =
-      waitFor([&] { return http->get("/api/v1/health/ready").first == 200; }, 60s, 100ms);
-  EXPECT_TRUE(ready) << daemon->log();
-  return ready ? std::move(daemon) : nullptr;
-}
-
 /// Waits until the journal has written every event up to `id`.
 bool writtenUpTo(JsonClient& http, std::uint64_t id) {
   return waitFor(
@@ -75,7 +59,7 @@ TEST(DurableEvents, EventsAndTheirIdsSurviveSigtermAndSigkill) {
       "durable.yaml", "sweep_interval: 0.5\ncrawl_interval: 1\ncrawl_timeout: 5\nstate: {dir: " +
                           state.string() + "}\n");
   std::unique_ptr<JsonClient> http;
-  auto daemon = startReady(fabric, config, http);
+  auto daemon = startReadyDaemon(fabric, config, "durable", http);
   ASSERT_TRUE(daemon);
   json h = http->ok("/api/v1/health");
   EXPECT_EQ(h["store"]["enabled"], true) << h.dump();
@@ -113,7 +97,7 @@ TEST(DurableEvents, EventsAndTheirIdsSurviveSigtermAndSigkill) {
   daemon.reset();
 
   // Restarted: the same events, the same ids; the next event's id follows them.
-  daemon = startReady(fabric, config, http);
+  daemon = startReadyDaemon(fabric, config, "durable", http);
   ASSERT_TRUE(daemon);
   h = http->ok("/api/v1/health");
   EXPECT_GE(h["store"]["restored_events"].get<std::uint64_t>(), first["events"].size()) << h.dump();
@@ -139,7 +123,7 @@ TEST(DurableEvents, EventsAndTheirIdsSurviveSigtermAndSigkill) {
   daemon->signalAndWait(SIGTERM, 15s);  // the sim run wrapper ends with its child
   daemon.reset();
 
-  daemon = startReady(fabric, config, http);
+  daemon = startReadyDaemon(fabric, config, "durable", http);
   ASSERT_TRUE(daemon);
   const json third = allEvents(*http);
   expectKept(second, third);
@@ -155,7 +139,7 @@ TEST(DurableEvents, EventsAndTheirIdsSurviveSigtermAndSigkill) {
     f.seekp(0);
     f.write("not a database, not at all", 26);
   }
-  daemon = startReady(fabric, config, http);
+  daemon = startReadyDaemon(fabric, config, "durable", http);
   ASSERT_TRUE(daemon);
   h = http->ok("/api/v1/health");
   ASSERT_TRUE(h["store"]["moved_aside"].is_string()) << h.dump();

@@ -33,21 +33,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kToken = "r3member";
 
-std::unique_ptr<DaemonProcess> startReady(const SimFabric& fabric, const fs::path& config,
-                                          std::unique_ptr<JsonClient>& http, int& port) {
-  auto daemon = std::make_unique<DaemonProcess>(
-      fabric, std::vector<std::string>{"--config", config.string(), "--listen", "127.0.0.1:0"},
-      "remember");
-  port = daemon->waitForPort(60s);
-  EXPECT_GT(port, 0) << daemon->log();
-  if (port <= 0) return nullptr;
-  http = std::make_unique<JsonClient>(port);
-  const bool ready =
-      waitFor([&] { return http->get("/api/v1/health/ready").first == 200; }, 60s, 100ms);
-  EXPECT_TRUE(ready) << daemon->log();
-  return ready ? std::move(daemon) : nullptr;
-}
-
 /// The down links of /links?state=down, by "<a node>[<a port>]-<b node>[<b port>]".
 std::map<std::string, json> downLinks(JsonClient& http) {
   std::map<std::string, json> out;
@@ -133,7 +118,7 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
                            std::string(kToken) + "\nstate: {dir: " + state.string() + "}\n");
   std::unique_ptr<JsonClient> http;
   int port = -1;
-  auto daemon = startReady(fabric, config, http, port);
+  auto daemon = startReadyDaemon(fabric, config, "remember", http, &port);
   ASSERT_TRUE(daemon);
   const std::size_t links = http->ok("/api/v1/topology")["links"];
   const std::string hcaGuid = guidOf(*http, hca->name());
@@ -216,7 +201,7 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
     }
     daemon->signalAndWait(SIGTERM, 15s);
     daemon.reset();
-    daemon = startReady(fabric, config, http, port);
+    daemon = startReadyDaemon(fabric, config, "remember", http, &port);
     ASSERT_TRUE(daemon);
     const json restored = http->ok("/api/v1/health")["store"]["fabric"];
     EXPECT_EQ(restored["restored_cables"], links) << restored.dump();

@@ -11,6 +11,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include <gtest/gtest.h>
+
+#include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
 
 extern char** environ;
@@ -107,6 +110,24 @@ int DaemonProcess::signalAndWait(int sig, std::chrono::milliseconds timeout) {
 std::string DaemonProcess::log() const {
   std::ifstream in(errPath_);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::unique_ptr<DaemonProcess> startReadyDaemon(const SimFabric& fabric,
+                                                const std::filesystem::path& config,
+                                                const std::string& tag,
+                                                std::unique_ptr<JsonClient>& http, int* port) {
+  auto daemon = std::make_unique<DaemonProcess>(
+      fabric, std::vector<std::string>{"--config", config.string(), "--listen", "127.0.0.1:0"},
+      tag);
+  const int p = daemon->waitForPort(std::chrono::seconds(60));
+  EXPECT_GT(p, 0) << daemon->log();
+  if (p <= 0) return nullptr;
+  if (port) *port = p;
+  http = std::make_unique<JsonClient>(p);
+  const bool ready = waitFor([&] { return http->get("/api/v1/health/ready").first == 200; },
+                             std::chrono::seconds(60), std::chrono::milliseconds(100));
+  EXPECT_TRUE(ready) << daemon->log();
+  return ready ? std::move(daemon) : nullptr;
 }
 
 }  // namespace ibfabric::testing

@@ -12,9 +12,11 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "tests/support/rest_get.h"
 #include "tests/support/sim_fixture.h"
 
 namespace ibfabric::testing {
@@ -52,5 +54,14 @@ class DaemonProcess {
   std::string scheme_;
   std::filesystem::path errPath_;
 };
+
+/// ibfabricd on `fabric` with `--config config --listen 127.0.0.1:0` (stderr file tagged `tag`),
+/// waited for (≤ 60 s) until /api/v1/health/ready answers 200; `http` then reaches it and
+/// `*port` (when given) is its port. nullptr, with a gtest failure, when it does not get there.
+std::unique_ptr<DaemonProcess> startReadyDaemon(const SimFabric& fabric,
+                                                const std::filesystem::path& config,
+                                                const std::string& tag,
+                                                std::unique_ptr<JsonClient>& http,
+                                                int* port = nullptr);
 
 }  // namespace ibfabric::testing
