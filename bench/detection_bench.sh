@@ -1,31 +1,33 @@
 #!/usr/bin/env bash
 # Detection benchmark: how fast ibfabricd reports a cable going down and coming back without the
-# OpenSM plugin (sweep-triggered PortInfo probes, api/service/sweep_suspects.h; the crawl every
-# --crawl-interval is the fallback), and what it costs.
+# OpenSM plugin (sweep-triggered PortInfo probes, api/service/sweep_suspects.h and
+# route_breaks.h; with --traps on also the SM's trap Reports, telemetry/trap_subscription.h; the
+# crawl every --crawl-interval is the fallback), and what it costs.
 #
 #   bench/detection_bench.sh [--sus 8] [--sweep-interval 10] [--crawl-interval 600] [--runs 10]
-#                            [--sim-name NAME]
+#                            [--traps off|on] [--sim-name NAME]
 #
 # Brings up a superpod of --sus scalable units (8 = 2,048 HCAs, 40 = 10,240; or reuses a running
 # sim with --sim-name), starts ibfabricd with a state directory and no plugin, and --runs times
 # each: unlinks one HCA cable ("dgx00NN-mlx5_3"[1]) and one leaf-spine cable, and times the
 # ibsim command to the link_down event (a long-poll of /api/v1/events), then relinks both and
-# times link_up. A leaf-spine cable is waited for 3 sweeps (switches that count LinkDowned show it
-# at the next sweep; ibsim's do not, so there it is the crawl's: "timed out"). Also: the engine's MADs per sweep with and without a missing cable (the probes'
-# cost), and the state store's write time per change. Prints one Markdown block; every process
+# times link_up. A leaf-spine cable is waited for 3 sweeps (else it is the crawl's: "timed
+# out"). Also: the engine's MADs per sweep with and without a missing cable (the probes' cost),
+# and the state store's write time per change. Prints one Markdown block; every process
 # it starts is stopped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-sus=8 sweep=10 crawl=600 runs=10 name=""
+sus=8 sweep=10 crawl=600 runs=10 name="" traps=off
 while [ $# -gt 0 ]; do
   case "$1" in
     --sus) sus="$2"; shift 2 ;;
     --sweep-interval) sweep="$2"; shift 2 ;;
     --crawl-interval) crawl="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
+    --traps) traps="$2"; shift 2 ;;
     --sim-name) name="$2"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "detection_bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -53,8 +55,10 @@ if ! "$cli" sim list 2>/dev/null | grep -q "^$name\b"; then
   "$cli" sim up "$work/fabric.net" --name "$name" --timeout 900 >"$work/sim.log" 2>&1
 fi
 
-printf 'sweep_interval: %s\ncrawl_interval: %s\nstate: {dir: %s}\n' "$sweep" "$crawl" \
-  "$work/state" >"$work/config.yaml"
+case "$traps" in on) sm_traps=true ;; off) sm_traps=false ;;
+  *) echo "detection_bench.sh: --traps on|off" >&2; exit 2 ;; esac
+printf 'sweep_interval: %s\ncrawl_interval: %s\nsm_traps: %s\nstate: {dir: %s}\n' "$sweep" "$crawl" \
+  "$sm_traps" "$work/state" >"$work/config.yaml"
 (cd "$work" && exec "$cli" sim run --name "$name" -- "$daemon" --listen 127.0.0.1:0 \
    --config "$work/config.yaml" >"$work/daemon.out" 2>"$work/daemon.err") &
 pids+=($!)
@@ -103,8 +107,9 @@ for i in $(seq 1 "$runs"); do
   wait_event link_down "$host mlx5_3" "$since" $((crawl + 60)) >>"$work/hca_down"
   since=$(last_id)
   "$cli" sim cmd --name "$name" "Unlink \"$leaf\"[$port]" >/dev/null
-  # A switch-to-switch cable shows at the next sweep only when the switch counts LinkDowned
-  # (ibsim does not): waited for 3 sweeps, else it is left to the crawl (counted as timed out).
+  # A switch-to-switch cable shows through the destinations the sweep loses (route breaks) or
+  # LinkDowned (ibsim does not count it): waited for 3 sweeps, else it is left to the crawl
+  # (counted as timed out).
   up_seen=$(wait_event link_down "MF0;$leaf:MQM9790-NS2F/U1" "$since" $((3 * sweep + 10)))
   echo "$up_seen" >>"$work/up_down"
   store_write >>"$work/store"
@@ -128,9 +133,9 @@ stats() {  # median, max of a file of seconds ("timeout" lines counted apart)
        printf "%.2f | %.2f | %d of %d", m, a[n], to, n + to }'
 }
 hcas=$(curl -s -m 10 "$url/api/v1/topology" | jq -r '.cas')
-echo "### $(date -u '+%Y-%m-%d %H:%M') UTC — detection without the OpenSM plugin, superpod-$sus ($hcas HCAs, $(nproc) cores)"
+echo "### $(date -u '+%Y-%m-%d %H:%M') UTC — detection without the OpenSM plugin, SM traps $traps, superpod-$sus ($hcas HCAs, $(nproc) cores)"
 echo
-echo "\`bench/detection_bench.sh --sus $sus --sweep-interval $sweep --crawl-interval $crawl --runs $runs\`"
+echo "\`bench/detection_bench.sh --sus $sus --sweep-interval $sweep --crawl-interval $crawl --runs $runs --traps $traps\`"
 echo
 echo "| change | median s | max s | timed out |"
 echo "| --- | ---: | ---: | ---: |"
@@ -145,6 +150,7 @@ dpid=$(pgrep -n -f "$daemon --listen" || true)
 if [ -n "$dpid" ]; then
   echo "- ibfabricd at the end: VmRSS $(awk '/VmRSS/ {print int($2/1024)}' /proc/$dpid/status) MB, VmHWM $(awk '/VmHWM/ {print int($2/1024)}' /proc/$dpid/status) MB"
 fi
+echo "- route breaks found by directed route (daemon log): $(grep -c 'route break:' "$work/daemon.err" || true); SM trap Reports: $(curl -s -m 10 "$url/api/v1/health" | jq -c '.sm_traps.reports // "off"')"
 echo "- crawls during the run: $(curl -s -m 10 "$url/api/v1/health" | jq -r '.crawl.runs'); sweep-triggered probes: $(curl -s -m 10 "$url/api/v1/health" | jq -r '.osm.port_probes // "?"')"
 echo
 echo "(logs kept in $work)"

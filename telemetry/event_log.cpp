@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace ibfabric::telemetry {
 namespace {
@@ -155,8 +157,17 @@ TopologyDelta followTopology(CounterSweeper& sweeper, EventLog& log, TopologyPtr
   return delta;
 }
 
+namespace {
+constexpr std::size_t kUnreachableEventsPerSweep = 64;
+}  // namespace
+
 void HealthEventTracker::observeSweep(const CounterSnapshot& snapshot, const RatesTable& rates,
                                       EventLog& log) {
+  // A sweep that loses the plane (MAD loss, an SM rerouting a large fabric) would write one
+  // event per port — tens of thousands, overrunning the log and the store: the first
+  // kUnreachableEventsPerSweep get their own event, the rest one event together.
+  std::size_t newlyUnreachable = 0;
+  std::optional<std::pair<EventEnd, std::optional<EventEnd>>> firstUntold;
   for (const PortSample& s : snapshot.ports) {
     EventEnd end{s.key.node, s.nodeDescription, s.key.port};
     std::optional<EventEnd> remote;
@@ -169,9 +180,18 @@ void HealthEventTracker::observeSweep(const CounterSnapshot& snapshot, const Rat
     if (s.status == PortStatus::kOk) {
       unreachable_.erase(s.key);
     } else if (unreachable_.insert(s.key).second) {
-      log.append(EventType::kPortUnreachable, end, remote,
-                 std::string(toString(s.status)) + ": " + s.detail);
+      if (++newlyUnreachable <= kUnreachableEventsPerSweep)
+        log.append(EventType::kPortUnreachable, end, remote,
+                   std::string(toString(s.status)) + ": " + s.detail);
+      else if (!firstUntold)
+        firstUntold = std::make_pair(end, remote);
     }
+  }
+  if (firstUntold) {
+    const std::size_t untold = newlyUnreachable - kUnreachableEventsPerSweep;
+    log.append(EventType::kPortUnreachable, firstUntold->first, firstUntold->second,
+               std::to_string(untold) + " more ports stopped answering in this sweep, this one "
+               "first (one event for them all; each port's status is in /api/v1/ports)");
   }
   for (const PortRates& r : rates) {
     auto resets = r.resets();

@@ -19,6 +19,7 @@ using MadBuffer = std::array<std::uint8_t, kMadSize>;
 /// Management classes the engine speaks (IBA 13.4.4).
 enum class MgmtClass : std::uint8_t {
   kSubnLid = 0x01,       ///< LID-routed subnet management (SMP), QP0.
+  kSubnAdm = 0x03,       ///< Subnet administration (SA, class version 2), QP1: subscriptions.
   kPerfMgt = 0x04,       ///< Performance management (PMA), QP1.
   kSubnDirected = 0x81,  ///< Directed-route subnet management (DR SMP), QP0.
 };
@@ -27,7 +28,9 @@ enum class MgmtClass : std::uint8_t {
 enum class MadMethod : std::uint8_t {
   kGet = 0x01,
   kSet = 0x02,
+  kReport = 0x06,  ///< SA: an event the subscriber asked for (SubnAdmReport)
   kGetResponse = 0x81,
+  kReportResponse = 0x86,
 };
 
 /// Where a MAD goes: destination LID, QP, Q_Key, the class (selects the umad agent) and SL.

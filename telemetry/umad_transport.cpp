@@ -16,6 +16,7 @@ namespace {
 
 // Class version 1 for both SMI and PerfMgt; no RMPP.
 constexpr int kClassVersion = 1;
+constexpr int kSaClassVersion = 2;
 
 // Size of our umad buffers. umad_size() is not where umad_get_mad() puts the MAD under umad2sim
 // (ASan caught a 256-byte copy at umad_get_mad() running 8 bytes past umad_size() + 256), so
@@ -66,7 +67,15 @@ bool UmadTransport::open(std::string& error) {
     return false;
   }
   for (MgmtClass c : options_.classes) {
-    int agent = umad_register(portId_, static_cast<int>(c), kClassVersion, 0, nullptr);
+    // SA: class version 2, and the methods it receives unasked (Reports of a subscription).
+    long methods[16 / sizeof(long)] = {};
+    const bool sa = c == MgmtClass::kSubnAdm;
+    if (sa) {
+      const unsigned report = static_cast<unsigned>(MadMethod::kReport);
+      methods[report / (8 * sizeof(long))] |= 1L << (report % (8 * sizeof(long)));
+    }
+    int agent = umad_register(portId_, static_cast<int>(c), sa ? kSaClassVersion : kClassVersion,
+                              0, sa ? methods : nullptr);
     if (agent < 0) {
       error = "umad_register(class " + std::to_string(static_cast<int>(c)) +
               "): " + std::strerror(-agent);

@@ -1,6 +1,8 @@
-// The daemon's MAD proxy child: `ibfabricd --mad-proxy [--ca NAME] [--ca-port N]` opens the umad
-// port (UmadTransport) and serves MADs for its parent on fd 3 (telemetry/mad_proxy.h). Started
-// by the sweeps' SubprocessMadTransport; exits when the parent closes the socket or dies.
+// The daemon's MAD proxy child: `ibfabricd --mad-proxy [--sa] [--ca NAME] [--ca-port N]` opens
+// the umad port (UmadTransport) and serves MADs for its parent on fd 3 (telemetry/mad_proxy.h).
+// Started by the sweeps' SubprocessMadTransport (SMP and PerfMgt classes) and, with --sa, by the
+// trap subscription's (the SA class, whose Reports arrive unasked: api/daemon/trap_wiring.h);
+// exits when the parent closes the socket or dies.
 #pragma once
 
 #include <string>
@@ -8,6 +10,6 @@
 namespace ibfabric::api {
 
 /// Returns the process exit code (telemetry/mad_proxy.h: 0, 3 or 4).
-int runMadProxyChild(const std::string& ca, int caPort);
+int runMadProxyChild(const std::string& ca, int caPort, bool sa = false);
 
 }  // namespace ibfabric::api

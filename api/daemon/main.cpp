@@ -20,6 +20,7 @@
 #include "api/daemon/mad_engine_config.h"
 #include "api/daemon/mad_proxy_child.h"
 #include "api/daemon/osm_wiring.h"
+#include "api/daemon/trap_wiring.h"
 #include "api/daemon/service_config.h"
 #include "api/daemon/startup_signal_guard.h"
 #include "api/daemon/version.h"
@@ -195,6 +196,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   std::unique_ptr<PoolService> pool;  // the GPU pool allocator, with a `pool:` block
   std::unique_ptr<RestServer> serverPtr;
   std::unique_ptr<OsmEventListener> osm;
+  std::unique_ptr<mad::TrapSubscription> traps;  // with sm_traps (the default)
   try {
     servicePtr = std::make_unique<FabricService>(
         std::move(crawlSource), [uo] { return makeUmadCounterSource(uo); }, serviceOptions(config));
@@ -256,6 +258,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   }
   if (journal) journal->start();
   service.start();
+  if (config.smTraps) traps = startTrapSubscription(service, uo.proxyArgv, config.ca, config.caPort);
   if (pool) pool->start();
   std::thread http([&server] {
     if (!server.run()) spdlog::error("http server stopped with an error");
@@ -263,6 +266,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   startupGuard.reset();  // the signal loop takes the signals from here on
   runSignalLoop(signals, flags, config, service, server);
   server.stop();
+  if (traps) traps->stop();  // unsubscribes
   if (osm) osm->stop();
   if (pool) pool->stop();
   service.stop();
@@ -282,7 +286,7 @@ int main(int argc, char** argv) {
   ibfabric::telemetry::mapLargeBuffers(std::size_t{1} << 20);
   CLI::App app{"ibfabricd - InfiniBand fabric manager and telemetry daemon"};
   Flags flags;
-  bool version = false, checkConfig = false, crawlOnce = false, madProxy = false;
+  bool version = false, checkConfig = false, crawlOnce = false, madProxy = false, madProxySa = false;
   app.add_flag("--version", version, "Print the version and exit");
   app.add_option("--config", flags.config, "YAML configuration file")->check(CLI::ExistingFile);
   app.add_option("--listen", flags.listen, "HOST:PORT to serve on (port 0: any free port)");
@@ -306,6 +310,9 @@ int main(int argc, char** argv) {
   app.add_flag("--mad-proxy", madProxy,
                "internal: serve MADs for the daemon on fd 3 (its MAD proxy child)")
       ->group("");
+  app.add_flag("--sa", madProxySa,
+               "internal: with --mad-proxy, the SA class (the trap subscription's port)")
+      ->group("");
   CLI11_PARSE(app, argc, argv);
   if (version) {
     std::printf("ibfabricd %s\n", versionString());
@@ -316,7 +323,7 @@ int main(int argc, char** argv) {
 
   if (madProxy) {
     spdlog::set_level(spdlog::level::warn);
-    return runMadProxyChild(flags.ca.value_or(""), flags.caPort.value_or(0));
+    return runMadProxyChild(flags.ca.value_or(""), flags.caPort.value_or(0), madProxySa);
   }
   if (crawlOnce) {
     spdlog::set_level(spdlog::level::warn);

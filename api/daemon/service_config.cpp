@@ -250,12 +250,13 @@ namespace {
 /// The subnet wait, the MAD proxy's restart backoff and the crawl check.
 const std::set<std::string>& startupKeys() {
   static const std::set<std::string> keys = {"wait_for_subnet", "mad_proxy_restart_cap",
-                                             "crawl_check"};
+                                             "crawl_check", "sm_traps"};
   return keys;
 }
 
 void applyStartupKeys(const YAML::Node& root, ServiceConfig& c) {
   if (auto n = root["wait_for_subnet"]) c.waitForSubnet = scalar<bool>(n, "wait_for_subnet");
+  if (auto n = root["sm_traps"]) c.smTraps = scalar<bool>(n, "sm_traps");
   if (auto n = root["mad_proxy_restart_cap"])
     c.madProxyRestartCap =
         secondsToInterval(scalar<double>(n, "mad_proxy_restart_cap"), "mad_proxy_restart_cap");

@@ -178,6 +178,7 @@ json healthJson(const ServiceState& s, std::chrono::system_clock::time_point now
             {"crawl", activityJson(s.crawl, now)},
             {"sweep", activityJson(s.sweep, now)}};
   j["osm"] = osmJson(s.osm, now);
+  j["sm_traps"] = trapsJson(s.traps);
   if (!s.sweepSource.empty()) j["sweep"]["source"] = s.sweepSource;
   if (s.routes.lastAttempt) j["routes"] = activityJson(s.routes, now);
   if (s.topology) j["crawl"]["source"] = s.topology->stats().source;
@@ -431,6 +432,25 @@ json eventJson(const telemetry::Event& e) {
                                 {"port", e.remote->port.value()}}
                          : json();
   return j;
+}
+
+nlohmann::json trapsJson(const std::optional<mad::TrapSubscriptionStatus>& traps) {
+  if (!traps) return {{"enabled", false}};
+  const auto& t = *traps;
+  json reports = json::object();
+  for (const auto& [trap, n] : t.reports) reports[std::to_string(trap)] = n;
+  auto time = [](const auto& at) { return at ? json(epochSeconds(*at)) : json(); };
+  return {{"enabled", true},
+          {"port_open", t.portOpen},
+          {"subscribed", t.subscribed},
+          {"sm_lid", t.smLid.value()},
+          {"rounds", t.rounds},
+          {"failures", t.failures},
+          {"last_error", t.lastError},
+          {"reports", reports},
+          {"duplicate_reports", t.duplicates},
+          {"subscribed_at", time(t.subscribedAt)},
+          {"last_report", time(t.lastReport)}};
 }
 
 nlohmann::json osmJson(const OsmState& osm, std::chrono::system_clock::time_point now) {

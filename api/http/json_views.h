@@ -41,6 +41,8 @@ nlohmann::json eventJson(const telemetry::Event& event);
 /// The OpenSM plugin link (/api/v1/health "osm"): {"enabled": false} when --osm-events is off;
 /// else the link's status and counters.
 nlohmann::json osmJson(const OsmState& osm, std::chrono::system_clock::time_point now);
+/// The SM trap subscription for /health ("sm_traps"): {"enabled": false} when it is off.
+nlohmann::json trapsJson(const std::optional<mad::TrapSubscriptionStatus>& traps);
 
 /// Seconds since the epoch with millisecond precision.
 double epochSeconds(std::chrono::system_clock::time_point t);

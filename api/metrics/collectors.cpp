@@ -12,6 +12,7 @@ std::vector<CollectorPtr> stateCollectors() {
   c.push_back(routingCollector());
   c.push_back(lftCollector());
   c.push_back(osmCollector());
+  c.push_back(smTrapCollector());
   c.push_back(portCollector());
   c.push_back(linkCollector());
   return c;

@@ -12,7 +12,7 @@
 namespace ibfabric::api {
 
 /// State collectors, in page order: daemon, topology, mad, events, store, routing, lft, osm,
-/// ports, links.
+/// sm_traps, ports, links.
 std::vector<CollectorPtr> stateCollectors();
 /// Live collectors: the process, placement, and the pool when there is one.
 std::vector<CollectorPtr> liveCollectors(const DaemonServices& services);
@@ -25,6 +25,7 @@ CollectorPtr storeCollector();     ///< the durable state store and its event jo
 CollectorPtr routingCollector();   ///< route validation and up-link balance
 CollectorPtr lftCollector();       ///< forwarding-table freshness per switch
 CollectorPtr osmCollector();       ///< the OpenSM plugin link
+CollectorPtr smTrapCollector();    ///< the SM trap subscription (SA InformInfo)
 CollectorPtr portCollector();      ///< per-port counters, rates, link rates, state, info
 CollectorPtr linkCollector();      ///< per-link health
 CollectorPtr processCollector();   ///< live: the daemon's memory, CPU, threads, fds and heap

@@ -32,7 +32,7 @@ std::string_view portScopeName(PortScope scope) {
 
 const std::vector<std::string_view>& optionalCollectorNames() {
   static const std::vector<std::string_view> names = {
-      "topology", "mad", "events", "store", "routing", "lft", "osm", "ports", "links"};
+      "topology", "mad", "events", "store", "routing", "lft", "osm", "sm_traps", "ports", "links"};
   return names;
 }
 

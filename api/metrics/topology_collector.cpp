@@ -45,6 +45,12 @@ constexpr MetricFamily kExpectedPresent{
     "ibfabric_expected_node_present",
     "1 when the node of the expected topology is in the last crawl, else 0", "gauge"};
 
+constexpr MetricFamily kNodeMissingSince{
+    "ibfabric_node_missing_since_timestamp_seconds",
+    "When a node the daemon has seen went missing from the fabric (Unix time): one series per "
+    "remembered missing node, gone when it is back or forgotten",
+    "gauge"};
+
 using Health = std::map<telemetry::PortKey, telemetry::LinkState>;
 
 /// Health of the links of the last evaluation, by either end.
@@ -88,6 +94,19 @@ void writeNodes(MetricWriter& out, const Topology& t, const MetricsShard& shard)
                      : n.isCa()   ? "ca"
                                   : "router");
     out.sampleU(kNodeInfo.name, l, 1);
+  }
+}
+
+/// The nodes the model remembers as missing (discovery/fabric_memory.h), by GUID; names and
+/// types in ibfabric_node_info, which keeps them.
+void writeMissingNodes(MetricWriter& out, const Topology& t, const MetricsShard& shard) {
+  bool any = false;
+  for (const Node& n : t.nodes()) {
+    if (!n.missing || !shard.keeps(nodeShardOwner(t, n))) continue;
+    if (!any) out.family(kNodeMissingSince);
+    any = true;
+    out.sample(kNodeMissingSince.name, Labels("guid", toString(n.guid)),
+               std::chrono::duration<double>(n.missing->since.time_since_epoch()).count());
   }
 }
 
@@ -202,6 +221,7 @@ class TopologyCollector final : public Collector {
     if (!s.topology) return;
     const Topology& t = *s.topology;
     writeNodes(out, t, c.shard);
+    writeMissingNodes(out, t, c.shard);
     const auto health = healthByEnd(s);
     writeNodeCounts(out, t, s.comparison.get());
     writeLinkCounts(out, t, health);

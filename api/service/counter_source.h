@@ -70,6 +70,18 @@ class CounterSource {
       Lid /*lid*/, const std::vector<PortNum>& /*ports*/) {
     throw SweepError(describe() + " cannot send SMPs");
   }
+  /// One switch port's PortInfo each, read by directed route (`path` from our own port to the
+  /// switch): independent of the forwarding tables, so it reaches a switch whose LID route
+  /// crosses a dead cable. nullopt for no answer. Throws SweepError when the source cannot send
+  /// SMPs.
+  struct DirectedPortProbe {
+    mad::DirectedPath path;
+    PortNum port;
+  };
+  virtual std::vector<std::optional<mad::PortInfo>> probePortInfoDirected(
+      const std::vector<DirectedPortProbe>& /*probes*/) {
+    throw SweepError(describe() + " cannot send SMPs");
+  }
 };
 using CounterSourcePtr = std::unique_ptr<CounterSource>;
 /// Creates a source; throws SweepError when it cannot (the service retries with backoff).

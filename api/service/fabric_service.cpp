@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "api/service/routing_state.h"
+#include "api/service/route_breaks.h"
 #include "api/service/sweep_suspects.h"
 #include "discovery/topology_delta.h"
 #include "telemetry/heap_tuning.h"
@@ -390,8 +391,16 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
   // What the sweep saw change (a port gone silent, LinkDowned up, a missing cable to re-check):
   // those switches' PortInfo is read right after it (api/service/sweep_suspects.h).
   std::set<Lid> suspects;
-  if (options_.sweepProbes && sweptTopology)
-    suspects = sweepSuspects(*sweptTopology, state()->counters.get(), *snap, *rates);
+  if (options_.sweepProbes && sweptTopology) {
+    const auto before = state();
+    suspects = sweepSuspects(*sweptTopology, before->counters.get(), *snap, *rates);
+    // Lost destinations: where their routes break (api/service/route_breaks.h).
+    if (before->forwarding && before->subnet.localLid != 0) {
+      const auto lost = lostLids(before->counters.get(), *snap);
+      const auto probes = routeBreakProbes(*before->forwarding, Lid(before->subnet.localLid), lost);
+      suspects.merge(probeRouteBreaks(*source, *sweptTopology, probes));
+    }
+  }
   sourceFailures_ = 0;  // the source works: a later failure starts the backoff over
   auto engine = source->engineStats();
   std::string sourceName = source->describe();

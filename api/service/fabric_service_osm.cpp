@@ -8,6 +8,7 @@
 #include "api/service/fabric_service.h"
 #include "discovery/topology_delta.h"
 #include "discovery/topology_edit.h"
+#include "routing/directed_paths.h"
 
 namespace ibfabric::api {
 
@@ -57,6 +58,58 @@ Lid probeLid(const Node& n, PortNum p) {
   return port ? port->lid : Lid{};
 }
 
+/// Ports of a switch that did not answer by LID, asked again by directed route (routing/
+/// directed_paths.h: the shortest path of up cables from our port): the switch's LID route may
+/// cross the dead cable until the SM has routed around it. `localLid`: our port's (zero: not
+/// known, nothing asked).
+void askByDirectedRoute(const Topology& t, NodeIndex sw, const std::vector<PortNum>& ports,
+                        std::vector<std::optional<mad::PortInfo>>& infos, CounterSource& source,
+                        Lid localLid) {
+  std::vector<std::size_t> silent;
+  for (std::size_t i = 0; i < infos.size(); ++i)
+    if (!infos[i]) silent.push_back(i);
+  if (silent.empty()) return;
+  const auto local = t.findLid(localLid);
+  if (!local) return;
+  const Port* localPort = t.port(*local);
+  if (!localPort) return;
+  const auto paths = routing::directedPaths(t, localPort->guid);
+  if (sw >= paths.size() || !paths[sw]) return;
+  std::vector<CounterSource::DirectedPortProbe> probes;
+  for (std::size_t i : silent) probes.push_back({*paths[sw], ports[i]});
+  std::vector<std::optional<mad::PortInfo>> again;
+  try {
+    again = source.probePortInfoDirected(probes);
+  } catch (const std::exception&) {
+    return;
+  }
+  for (std::size_t k = 0; k < again.size() && k < silent.size(); ++k)
+    if (again[k]) infos[silent[k]] = again[k];
+}
+
+/// The switches cabled to switch `sw` whose port towards it is no longer Active (one PortInfo
+/// each, by LID): for a switch that does not answer, the ends of its dead cables that still do.
+std::vector<Lid> neighboursSeeingADeadCable(const Topology& t, NodeIndex sw,
+                                            CounterSource& source) {
+  std::vector<Lid> out;
+  for (const auto& p : t.node(sw).ports) {
+    if (!p || !p->remote || !p->link || t.links()[*p->link].missing) continue;
+    const Node& r = t.node(p->remote->node);
+    if (!r.isSwitch() || r.missing || r.lid().value() == 0) continue;
+    std::vector<std::optional<mad::PortInfo>> info;
+    try {
+      info = source.probePortInfo(r.lid(), {p->remote->port});
+    } catch (const std::exception&) {
+      return out;
+    }
+    if (!info.empty() && info[0] && !isDown(*info[0]) &&
+        static_cast<PortState>(info[0]->portState & 0xF) == PortState::kActive)
+      continue;
+    if (!info.empty() && info[0]) out.push_back(r.lid());
+  }
+  return out;
+}
+
 }  // namespace
 
 void FabricService::requestPortProbe(Lid switchLid, bool fromSweep) {
@@ -98,6 +151,10 @@ void FabricService::requestRouteRefresh(const std::string& reason) {
 
 void FabricService::setOsmLink(const OsmLinkStatus& link) {
   publishChange([&](ServiceState& s) { s.osm.link = link; });
+}
+
+void FabricService::setTrapSubscription(const mad::TrapSubscriptionStatus& status) {
+  publishChange([&](ServiceState& s) { s.traps = status; });
 }
 
 void FabricService::probeSwitches(const std::set<Lid>& lids, CounterSource* source) {
@@ -150,6 +207,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     return fallBack(e.what());
   }
   if (infos.size() != ports.size()) return fallBack("the probe returned the wrong port count");
+  askByDirectedRoute(*topo, ref->node, ports, infos, source, Lid(state()->subnet.localLid));
 
   auto& memory = *probeMemory_;
   TopologyEdit edit;
@@ -168,6 +226,23 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
   std::size_t silent = 0;
   for (const auto& info : infos) silent += info ? 0 : 1;
   if (silent > 0) {
+    // Not reachable at all: its neighbours can say which of its cables went (once a streak).
+    // When one does, that is what the trap (or the sweep) was about: the neighbour's probe
+    // edits the model, and this switch is neither probed again nor crawled for.
+    if (silent == ports.size() && memory.unanswered[lid] == 0) {
+      const auto seeing = neighboursSeeingADeadCable(*topo, ref->node, source);
+      for (const Lid n : seeing) {
+        spdlog::info("probe of LID {}: no answer; its neighbour at LID {} sees their cable down",
+                     lid.value(), n.value());
+        requestPortProbe(n, fromSweep);
+      }
+      if (!seeing.empty()) {
+        publishChange([](ServiceState& s) { s.osm.portProbes++; });
+        std::lock_guard lock(mu_);
+        sweepProbes_.erase(lid);
+        return;
+      }
+    }
     if (++memory.unanswered[lid] <= kUnansweredRetries) {
       spdlog::debug("trap from LID {}: {} of {} ports did not answer; probing again shortly",
                     lid.value(), silent, ports.size());

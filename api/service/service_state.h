@@ -28,6 +28,7 @@
 #include "telemetry/mad_engine.h"
 #include "telemetry/port_rates.h"
 #include "telemetry/rates_table.h"
+#include "telemetry/trap_status.h"
 
 namespace ibfabric::api {
 
@@ -140,6 +141,8 @@ struct ServiceState {
   std::map<std::string, std::uint64_t> eventsByType;
   /// The OpenSM event plugin link and what was done about its events.
   OsmState osm;
+  /// The SM trap subscription (SA InformInfo); nullopt when it is off (config sm_traps).
+  std::optional<mad::TrapSubscriptionStatus> traps;
   StoreStatus store;
 
   /// First crawl and first sweep done.

@@ -27,7 +27,7 @@ Lid switchOf(const Topology& t, PortKey key) {
 std::set<Lid> sweepSuspects(const Topology& topology, const telemetry::CounterSnapshot* previous,
                             const telemetry::CounterSnapshot& now,
                             const telemetry::RatesTable& rates, std::size_t maxRechecks,
-                            std::size_t maxProbes) {
+                            std::size_t maxProbes, std::size_t rotation) {
   std::set<Lid> out;
   auto add = [&](PortKey key) {
     if (const Lid lid = switchOf(topology, key); lid.value() != 0 && out.size() < maxProbes)
@@ -59,6 +59,15 @@ std::set<Lid> sweepSuspects(const Topology& topology, const telemetry::CounterSn
     const std::size_t start = take == 0 ? 0 : (now.sequence * take) % all.size();
     for (std::size_t i = 0; i < take; ++i) out.insert(all[(start + i) % all.size()]);
   }
+  // The periodic check: every switch in turn.
+  std::vector<Lid> switches;
+  for (const Node& n : topology.nodes())
+    if (n.isSwitch() && !n.missing && n.lid().value() != 0) switches.push_back(n.lid());
+  std::sort(switches.begin(), switches.end());
+  const std::size_t take = std::min(rotation, switches.size());
+  const std::size_t start = take == 0 ? 0 : (now.sequence * take) % switches.size();
+  for (std::size_t i = 0; i < take && out.size() < maxProbes; ++i)
+    out.insert(switches[(start + i) % switches.size()]);
   return out;
 }
 

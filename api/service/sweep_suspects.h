@@ -11,6 +11,10 @@
 //     fabric_memory.h): counters cannot say a link came back, PortInfo can. At most
 //     `maxRechecks` such switches per sweep, taken in turn by the sweep's sequence number, so a
 //     fabric with many dead cables costs a bounded number of SMPs per sweep.
+//   - in turn, `rotation` switches a sweep (by the sweep's sequence number): the cheap periodic
+//     PortInfo check that finds what no sweep shows — a switch-to-switch cable that breaks on no
+//     route the sweeps use, with an SM that sends no traps (10,240 HCAs, 896 switches, 4 a sweep:
+//     every switch within 224 sweeps, 256 SMPs a sweep).
 // At most `maxProbes` switches a sweep (a switch costs one PortInfo per port): a burst (a switch
 // reboot, MAD loss) is left to the crawl, which the crawl check guards.
 // The service re-reads those switches' PortInfo (FabricService::requestPortProbe, the OSM
@@ -33,6 +37,6 @@ namespace ibfabric::api {
 std::set<Lid> sweepSuspects(const Topology& topology, const telemetry::CounterSnapshot* previous,
                             const telemetry::CounterSnapshot& now,
                             const telemetry::RatesTable& rates, std::size_t maxRechecks = 8,
-                            std::size_t maxProbes = 16);
+                            std::size_t maxProbes = 16, std::size_t rotation = 4);
 
 }  // namespace ibfabric::api

@@ -101,6 +101,20 @@ class UmadCounterSource final : public CounterSource {
         out[i] = mad::decodePortInfo(results[i].reply);
     return out;
   }
+  std::vector<std::optional<mad::PortInfo>> probePortInfoDirected(
+      const std::vector<DirectedPortProbe>& probes) override {
+    std::vector<mad::MadRequest> requests;
+    for (const auto& p : probes)
+      requests.push_back({mad::directedRouteAddress(),
+                          mad::toDirectedRoute(mad::buildPortInfoGet(p.port.value()), p.path),
+                          {}});
+    const auto results = engine_->run(std::move(requests));
+    std::vector<std::optional<mad::PortInfo>> out(results.size());
+    for (std::size_t i = 0; i < results.size(); ++i)
+      if (results[i].ok() && mad::madStatus(results[i].reply) == 0)
+        out[i] = mad::decodePortInfo(results[i].reply);
+    return out;
+  }
   std::string describe() const override {
     if (proxy_)
       return proxy_->childDescription() + " (mad proxy pid " + std::to_string(proxy_->childPid()) +

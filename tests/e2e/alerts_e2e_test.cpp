@@ -329,7 +329,7 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
           << rule.value("lastError", "");
     }
   }
-  EXPECT_EQ(rules, 8 + 16);  // ibfabric-rules.yml + ibfabric-alerts.yml
+  EXPECT_EQ(rules, 8 + 17);  // ibfabric-rules.yml + ibfabric-alerts.yml
 
   // Every rule that joins an _info series for its names returns data with those names: the
   // recording rules as recorded, the alerts' expressions without their thresholds.
@@ -338,6 +338,10 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
     for (const auto& rule : g["rules"]) {
       const std::string expr = rule.value("query", "");
       if (expr.find("group_left") == std::string::npos) continue;
+      // No node goes missing in this run (every one is in the expected topology, whose alert
+      // that is): IbNodeMissing's join is checked by the promtool test and the daemon's series
+      // by RememberedFabric.
+      if (rule.value("name", "") == "IbNodeMissing") continue;
       ++joins;
       const bool alert = rule.value("type", "") == "alerting";
       const std::string name = rule.value("name", "");

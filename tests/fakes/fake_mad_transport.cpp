@@ -77,6 +77,14 @@ ReceiveResult FakeMadTransport::receive(std::chrono::nanoseconds timeout) {
   return result;
 }
 
+void FakeMadTransport::deliver(const MadBuffer& mad, Lid from, std::chrono::nanoseconds delay) {
+  std::lock_guard lock(mu_);
+  ReceivedMad rm;
+  rm.mad = mad;
+  rm.sourceLid = from;
+  queue_.emplace(std::make_pair(clock_.now() + delay, seq_++), rm);
+}
+
 std::vector<FakeMadTransport::SentMad> FakeMadTransport::sent() const {
   std::lock_guard lock(mu_);
   return sent_;

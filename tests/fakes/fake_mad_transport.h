@@ -61,6 +61,8 @@ class FakeMadTransport final : public MadTransport {
   std::vector<SentMad> sent() const;
   /// The most requests (distinct low TIDs) sent but not yet answered by a delivered reply.
   std::size_t maxUnanswered() const;
+  /// Queues a MAD nobody asked for (e.g. an SA Report) from `from`, due `delay` from now.
+  void deliver(const MadBuffer& mad, Lid from, std::chrono::nanoseconds delay = {});
   /// The next `count` sends fail with `error` (an errno) before reaching the responder.
   void failNextSends(int count, int error);
   bool isOpen() const;

@@ -1,7 +1,8 @@
-// A fabric that remembers, on a real ibsim + OpenSM fabric (2 leaves, 2 spines, 4 hosts of 2
-// HCAs; OpenSM on dgx0001; sweeps every 0.5 s, a crawl every 10 minutes, no plugin): one HCA
-// cable of dgx0003 and one leaf-spine cable unlinked → both in /links?state=down with
-// since-when through the sweeps' PortInfo probes, without a crawl, the HCA in /nodes as missing,
+// A fabric that remembers, on a real ibsim + OpenSM fabric (2 leaves, 2 spines, 4 hosts of 8
+// HCAs; OpenSM on dgx0001; sweeps every 0.5 s, a crawl every 10 minutes, no plugin, no trap
+// subscription): one HCA cable of dgx0003 and one leaf-spine cable unlinked → both in
+// /links?state=down with since-when within two sweeps after the one under way, through the
+// sweeps' PortInfo probes, without a crawl, the HCA in /nodes as missing,
 // dgx0003 degraded naming the HCA and its rail, its link series still on /metrics with the down
 // value, the extender failing dgx0003 (passing it with allow-degraded), the Slurm export still
 // listing it under its leaf, node_missing and link_down events. SIGTERM and restart, then kill -9
@@ -86,7 +87,7 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
   o.leaves = 2;
   o.spines = 2;
   o.hostsPerLeaf = 2;
-  o.hcasPerHost = 2;
+  o.hcasPerHost = 8;
   const GeneratedTopology gen = generateTopology("two-level", o);
   const auto net =
       writeScratchFile("remember.net", gen.headerComment() + formatNetFile(gen.fabric));
@@ -114,7 +115,7 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
   const fs::path state = scratchDir() / "remember-state";
   fs::remove_all(state);
   const auto config = writeScratchFile(
-      "remember.yaml", "sweep_interval: 0.5\ncrawl_interval: 600\ncrawl_timeout: 10\napi_token: " +
+      "remember.yaml", "sweep_interval: 0.5\ncrawl_interval: 600\ncrawl_timeout: 10\nsm_traps: false\napi_token: " +
                            std::string(kToken) + "\nstate: {dir: " + state.string() + "}\n");
   std::unique_ptr<JsonClient> http;
   int port = -1;
@@ -127,11 +128,15 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
   auto slurmBefore = http->client.Get("/api/v1/export/slurm-topology");
   ASSERT_TRUE(slurmBefore);
 
+  const auto sweepNow = [&] { return http->ok("/api/v1/health")["sweep"]["sequence"].get<int>(); };
+  const int sweepAtUnlink = sweepNow();
   ASSERT_EQ(fabric.cmd("Unlink \"" + hca->id + "\"[1]").exitCode, 0);
   ASSERT_EQ(
       fabric.cmd("Unlink \"" + leaf->id + "\"[" + std::to_string(up->port.value()) + "]").exitCode,
       0);
   ASSERT_TRUE(bothMissing(*http, hcaLink, upLink)) << http->ok("/api/v1/links").dump();
+  // Within two sweeps after the one that was under way (and the one the poll may trail by).
+  EXPECT_LE(sweepNow() - sweepAtUnlink, 4) << "sweeps it took";
   auto down = downLinks(*http);
   const double hcaSince = down[hcaLink]["missing"]["since"];
   const double upSince = down[upLink]["missing"]["since"];
@@ -158,7 +163,7 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
   if (node.contains("rail")) {
     EXPECT_NE(reason.find("(rail " + node["rail"].dump() + ")"), std::string::npos) << reason;
   }
-  EXPECT_EQ(host["hcas"].size(), 2u);
+  EXPECT_EQ(host["hcas"].size(), 8u);
 
   // Metrics: the cable's series stay, with the down value (3).
   const std::string downSeries = "ibfabric_link_health_id{guid=\"" + hcaGuid + "\",port=\"1\"";
@@ -173,6 +178,14 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
       },
       30s, 200ms))
       << downSeries << " has" << value;
+  // The missing HCA has its missing-since series (IbNodeMissing), its name in node_info.
+  {
+    const std::vector<std::string> needles = {
+        "ibfabric_node_missing_since_timestamp_seconds{guid=\"" + hcaGuid + "\"}",
+        "ibfabric_node_info{guid=\"" + hcaGuid + "\",host=\"dgx0003\""};
+    const std::string page = metricsWith(http->client, needles, 30s);
+    for (const auto& n : needles) EXPECT_NE(page.find(n), std::string::npos) << n;
+  }
 
   // The extender fails the degraded host (unless allowed); Slurm keeps it under its leaf.
   const json failed = filter(*http, false);

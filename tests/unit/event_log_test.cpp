@@ -124,6 +124,29 @@ TEST(HealthEventTracker, UnreachableOnceResetAndGone) {
   EXPECT_EQ(ev[2].type, EventType::kPortGone);
 }
 
+TEST(HealthEventTracker, ASweepThatLosesThePlaneIsNotAnEventPerPort) {
+  EventLog log;
+  HealthEventTracker tr;
+  const mad::Clock::time_point t0{10s};
+  CounterSnapshot s1;
+  for (int p = 1; p <= 200; ++p) s1.ports.push_back(sample(p, PortStatus::kTimeout, t0, 0));
+  tr.observeSweep(s1, {}, log);
+  auto ev = log.query();
+  ASSERT_EQ(ev.size(), 65u);  // 64 ports, then one for the other 136
+  for (const auto& e : ev) EXPECT_EQ(e.type, EventType::kPortUnreachable);
+  EXPECT_EQ(ev[63].end.port, PortNum{64});
+  EXPECT_EQ(ev[64].end.port, PortNum{65});
+  EXPECT_NE(ev[64].message.find("136 more ports"), std::string::npos) << ev[64].message;
+  // Still tracked one by one: nothing new next sweep, and a port back then lost is told again.
+  CounterSnapshot s2 = s1;
+  s2.ports[0].status = PortStatus::kOk;
+  tr.observeSweep(s2, {}, log);
+  EXPECT_EQ(log.query().size(), 65u);
+  tr.observeSweep(s1, {}, log);
+  ASSERT_EQ(log.query().size(), 66u);
+  EXPECT_EQ(log.query().back().end.port, PortNum{1});
+}
+
 TEST(HealthEventTracker, CongestionHighThenClearedAndDegraded) {
   EventLog log;
   HealthEventTracker tr(0.05);

@@ -284,10 +284,10 @@ TEST(SweepSuspects, APortGoneSilentLinkDownedAndMissingCablesPointAtTheirSwitche
   now.ports = {sample(caPort, PortStatus::kUnreachable), sample(leafUp, PortStatus::kOk)};
   const telemetry::RatesTable none;
   // The HCA port went silent: its leaf (LID 1), not the HCA itself.
-  EXPECT_EQ(api::sweepSuspects(*t, &before, now, none), (std::set<Lid>{kHlsLeafLid}));
+  EXPECT_EQ(api::sweepSuspects(*t, &before, now, none, 8, 16, 0), (std::set<Lid>{kHlsLeafLid}));
   // Still silent a sweep later: not again (the first probe said what there was to say).
-  EXPECT_TRUE(api::sweepSuspects(*t, &now, now, none).empty());
-  EXPECT_TRUE(api::sweepSuspects(*t, nullptr, now, none).empty());
+  EXPECT_TRUE(api::sweepSuspects(*t, &now, now, none, 8, 16, 0).empty());
+  EXPECT_TRUE(api::sweepSuspects(*t, nullptr, now, none, 8, 16, 0).empty());
 
   // LinkDowned went up on the spine side: the spine (LID 2).
   telemetry::PortRates r;
@@ -295,9 +295,9 @@ TEST(SweepSuspects, APortGoneSilentLinkDownedAndMissingCablesPointAtTheirSwitche
   auto& downed = r.counters[telemetry::index(telemetry::Counter::kLinkDowned)];
   downed.state = telemetry::DeltaState::kOk;
   downed.delta = 1;
-  EXPECT_EQ(api::sweepSuspects(*t, &now, now, telemetry::RatesTable({r})),
+  EXPECT_EQ(api::sweepSuspects(*t, &now, now, telemetry::RatesTable({r}), 8, 16, 0),
             (std::set<Lid>{kHlsSpineLid}));
-  EXPECT_EQ(api::sweepSuspects(*t, &before, now, telemetry::RatesTable({r}), 8, 1).size(), 1u);
+  EXPECT_EQ(api::sweepSuspects(*t, &before, now, telemetry::RatesTable({r}), 8, 1, 0).size(), 1u);
 
   // A missing leaf-spine cable: both switches are re-checked, at most maxRechecks a sweep.
   TopologyBuilder b;
@@ -310,16 +310,33 @@ TEST(SweepSuspects, APortGoneSilentLinkDownedAndMissingCablesPointAtTheirSwitche
   const TopologyPtr cut = rememberMissing(*t, t0, b.build(), t1);
   ASSERT_EQ(countMissing(*cut).links, 1u);
   telemetry::CounterSnapshot quiet;
-  EXPECT_EQ(api::sweepSuspects(*cut, &quiet, quiet, none),
+  EXPECT_EQ(api::sweepSuspects(*cut, &quiet, quiet, none, 8, 16, 0),
             (std::set<Lid>{kHlsLeafLid, kHlsSpineLid}));
   std::set<Lid> seen;
   for (std::uint64_t seq = 1; seq <= 2; ++seq) {
     quiet.sequence = seq;
-    const auto one = api::sweepSuspects(*cut, &quiet, quiet, none, 1);
+    const auto one = api::sweepSuspects(*cut, &quiet, quiet, none, 1, 16, 0);
     ASSERT_EQ(one.size(), 1u);
     seen.insert(*one.begin());
   }
   EXPECT_EQ(seen.size(), 2u);  // taken in turn
+}
+
+TEST(SweepSuspects, EverySwitchInTurnIsThePeriodicCheck) {
+  const TopologyPtr t = hostLeafSpine();
+  const telemetry::RatesTable none;
+  telemetry::CounterSnapshot quiet;
+  std::set<Lid> seen;
+  for (std::uint64_t seq = 1; seq <= 2; ++seq) {
+    quiet.sequence = seq;
+    const auto one = api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 1);
+    ASSERT_EQ(one.size(), 1u);
+    seen.insert(*one.begin());
+  }
+  EXPECT_EQ(seen, (std::set<Lid>{kHlsLeafLid, kHlsSpineLid}));  // both switches, one a sweep
+  EXPECT_EQ(api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 4).size(), 2u);  // no more than there are
+  EXPECT_TRUE(api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 0).empty());
+  EXPECT_TRUE(api::sweepSuspects(*t, &quiet, quiet, none, 8, 0, 4).empty());  // the cap holds
 }
 
 }  // namespace
