@@ -178,14 +178,6 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
       },
       30s, 200ms))
       << downSeries << " has" << value;
-  // The missing HCA has its missing-since series (IbNodeMissing), its name in node_info.
-  {
-    const std::vector<std::string> needles = {
-        "ibfabric_node_missing_since_timestamp_seconds{guid=\"" + hcaGuid + "\"}",
-        "ibfabric_node_info{guid=\"" + hcaGuid + "\",host=\"dgx0003\""};
-    const std::string page = metricsWith(http->client, needles, 30s);
-    for (const auto& n : needles) EXPECT_NE(page.find(n), std::string::npos) << n;
-  }
 
   // The extender fails the degraded host (unless allowed); Slurm keeps it under its leaf.
   const json failed = filter(*http, false);
@@ -230,6 +222,12 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
     EXPECT_EQ(node["lid"], 0) << node.dump();
     summary = http->ok("/api/v1/topology");
     EXPECT_EQ(summary["missing"]["cas"], 1) << summary.dump();
+    // Its missing-since series (IbNodeMissing), its name in node_info.
+    const std::vector<std::string> needles = {
+        "ibfabric_node_missing_since_timestamp_seconds{guid=\"" + hcaGuid + "\"}",
+        "ibfabric_node_info{guid=\"" + hcaGuid + "\",host=\"dgx0003\""};
+    const std::string page = metricsWith(http->client, needles, 30s);
+    for (const auto& n : needles) EXPECT_NE(page.find(n), std::string::npos) << n;
   }
   EXPECT_TRUE(hasEvent(*http, "node_missing", hca->name()));
 
