@@ -190,8 +190,9 @@ void HealthEventTracker::observeSweep(const CounterSnapshot& snapshot, const Rat
   if (firstUntold) {
     const std::size_t untold = newlyUnreachable - kUnreachableEventsPerSweep;
     log.append(EventType::kPortUnreachable, firstUntold->first, firstUntold->second,
-               std::to_string(untold) + " more ports stopped answering in this sweep, this one "
-               "first (one event for them all; each port's status is in /api/v1/ports)");
+               std::to_string(untold) +
+                   " more ports stopped answering in this sweep, this one "
+                   "first (one event for them all; each port's status is in /api/v1/ports)");
   }
   for (const PortRates& r : rates) {
     auto resets = r.resets();

@@ -15,9 +15,9 @@ namespace ibfabric::mad {
 /// What the subscription is doing, for /health and /metrics.
 struct TrapSubscriptionStatus {
   bool portOpen = false;
-  bool subscribed = false;    ///< every trap of the options accepted by the SM
-  Lid smLid;                  ///< the SM subscribed at (or last tried)
-  std::uint64_t rounds = 0;   ///< successful subscription rounds
+  bool subscribed = false;     ///< every trap of the options accepted by the SM
+  Lid smLid;                   ///< the SM subscribed at (or last tried)
+  std::uint64_t rounds = 0;    ///< successful subscription rounds
   std::uint64_t failures = 0;  ///< failed rounds and port opens
   std::string lastError;       ///< the latest failure; empty once a round succeeded
   std::map<std::uint16_t, std::uint64_t> reports;  ///< Reports received, by trap number

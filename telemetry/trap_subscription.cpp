@@ -19,9 +19,9 @@ std::string trapList(const std::vector<Trap>& traps) {
 
 }  // namespace
 
-TrapSubscription::TrapSubscription(TransportFactory factory, const Clock& clock,
-                                   SmLidSource smLid, NoticeHandler onNotice,
-                                   StatusHandler onStatus, TrapSubscriptionOptions options)
+TrapSubscription::TrapSubscription(TransportFactory factory, const Clock& clock, SmLidSource smLid,
+                                   NoticeHandler onNotice, StatusHandler onStatus,
+                                   TrapSubscriptionOptions options)
     : factory_(std::move(factory)),
       clock_(clock),
       smLid_(std::move(smLid)),

@@ -74,8 +74,8 @@ bool UmadTransport::open(std::string& error) {
       const unsigned report = static_cast<unsigned>(MadMethod::kReport);
       methods[report / (8 * sizeof(long))] |= 1L << (report % (8 * sizeof(long)));
     }
-    int agent = umad_register(portId_, static_cast<int>(c), sa ? kSaClassVersion : kClassVersion,
-                              0, sa ? methods : nullptr);
+    int agent = umad_register(portId_, static_cast<int>(c), sa ? kSaClassVersion : kClassVersion, 0,
+                              sa ? methods : nullptr);
     if (agent < 0) {
       error = "umad_register(class " + std::to_string(static_cast<int>(c)) +
               "): " + std::strerror(-agent);

@@ -20,9 +20,9 @@
 #include "api/daemon/mad_engine_config.h"
 #include "api/daemon/mad_proxy_child.h"
 #include "api/daemon/osm_wiring.h"
-#include "api/daemon/trap_wiring.h"
 #include "api/daemon/service_config.h"
 #include "api/daemon/startup_signal_guard.h"
+#include "api/daemon/trap_wiring.h"
 #include "api/daemon/version.h"
 #include "api/http/rest_server.h"
 #include "api/service/child_crawl_source.h"
@@ -258,7 +258,8 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   }
   if (journal) journal->start();
   service.start();
-  if (config.smTraps) traps = startTrapSubscription(service, uo.proxyArgv, config.ca, config.caPort);
+  if (config.smTraps)
+    traps = startTrapSubscription(service, uo.proxyArgv, config.ca, config.caPort);
   if (pool) pool->start();
   std::thread http([&server] {
     if (!server.run()) spdlog::error("http server stopped with an error");
@@ -286,7 +287,8 @@ int main(int argc, char** argv) {
   ibfabric::telemetry::mapLargeBuffers(std::size_t{1} << 20);
   CLI::App app{"ibfabricd - InfiniBand fabric manager and telemetry daemon"};
   Flags flags;
-  bool version = false, checkConfig = false, crawlOnce = false, madProxy = false, madProxySa = false;
+  bool version = false, checkConfig = false, crawlOnce = false, madProxy = false,
+       madProxySa = false;
   app.add_flag("--version", version, "Print the version and exit");
   app.add_option("--config", flags.config, "YAML configuration file")->check(CLI::ExistingFile);
   app.add_option("--listen", flags.listen, "HOST:PORT to serve on (port 0: any free port)");

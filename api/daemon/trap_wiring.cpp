@@ -70,8 +70,8 @@ std::unique_ptr<mad::TrapSubscription> startTrapSubscription(FabricService& serv
   }
   static const mad::SteadyClock clock;
   auto sub = std::make_unique<mad::TrapSubscription>(
-      std::move(factory), clock,
-      [&service] { return Lid(service.state()->subnet.smLid); }, TrapDispatcher(service),
+      std::move(factory), clock, [&service] { return Lid(service.state()->subnet.smLid); },
+      TrapDispatcher(service),
       [&service](const mad::TrapSubscriptionStatus& s) { service.setTrapSubscription(s); });
   service.setTrapSubscription({});  // enabled (the port opens on the subscription's thread)
   sub->start();

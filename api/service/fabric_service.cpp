@@ -10,8 +10,8 @@
 #include <map>
 #include <utility>
 
-#include "api/service/routing_state.h"
 #include "api/service/route_breaks.h"
+#include "api/service/routing_state.h"
 #include "api/service/sweep_suspects.h"
 #include "discovery/topology_delta.h"
 #include "telemetry/heap_tuning.h"

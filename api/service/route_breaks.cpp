@@ -24,8 +24,8 @@ std::vector<Lid> lostLids(const telemetry::CounterSnapshot* previous,
 }
 
 std::vector<RouteBreakProbe> routeBreakProbes(const routing::ForwardingTables& tables, Lid local,
-                                              const std::vector<Lid>& lost,
-                                              std::size_t maxRoutes, std::size_t maxProbes) {
+                                              const std::vector<Lid>& lost, std::size_t maxRoutes,
+                                              std::size_t maxProbes) {
   std::vector<RouteBreakProbe> out;
   const TopologyPtr& t = tables.topology();
   if (!t || lost.empty() || maxRoutes == 0) return out;

@@ -115,8 +115,9 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
   const fs::path state = scratchDir() / "remember-state";
   fs::remove_all(state);
   const auto config = writeScratchFile(
-      "remember.yaml", "sweep_interval: 0.5\ncrawl_interval: 600\ncrawl_timeout: 10\nsm_traps: false\napi_token: " +
-                           std::string(kToken) + "\nstate: {dir: " + state.string() + "}\n");
+      "remember.yaml",
+      "sweep_interval: 0.5\ncrawl_interval: 600\ncrawl_timeout: 10\nsm_traps: false\napi_token: " +
+          std::string(kToken) + "\nstate: {dir: " + state.string() + "}\n");
   std::unique_ptr<JsonClient> http;
   int port = -1;
   auto daemon = startReadyDaemon(fabric, config, "remember", http, &port);

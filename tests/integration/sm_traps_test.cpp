@@ -5,8 +5,8 @@
 // daemon's SA proxy does so under the simulator, api/daemon/mad_proxy_child.cpp). The daemon
 // (sweeps every 60 s, a crawl every 10 minutes) subscribes at start, then a leaf-spine Unlink
 // must be a link_down in /links?state=down and ReLink a link_up, both well before the next
-// scheduled sweep, with the Reports counted in /health and /metrics. Every wait is bounded; the daemon and the fabric are
-// stopped in teardown.
+// scheduled sweep, with the Reports counted in /health and /metrics. Every wait is bounded; the
+// daemon and the fabric are stopped in teardown.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -76,9 +76,9 @@ TEST(SmTrapsSim, OpenSmReportsBringLinkChangesBetweenSweeps) {
   ASSERT_TRUE(daemon);
 
   // Subscribed at the SM (OpenSM accepts SubnAdmSet(InformInfo) for 64, 65, 128 and 144).
-  ASSERT_TRUE(waitFor(
-      [&] { return http->ok("/api/v1/health")["sm_traps"].value("subscribed", false); }, 30s,
-      100ms))
+  ASSERT_TRUE(
+      waitFor([&] { return http->ok("/api/v1/health")["sm_traps"].value("subscribed", false); },
+              30s, 100ms))
       << http->ok("/api/v1/health")["sm_traps"].dump() << daemon->log();
   json health = http->ok("/api/v1/health");
   EXPECT_EQ(health["sm_traps"]["sm_lid"], health["subnet"]["sm_lid"]);
@@ -112,7 +112,8 @@ TEST(SmTrapsSim, OpenSmReportsBringLinkChangesBetweenSweeps) {
   EXPECT_EQ(health["sm_traps"]["failures"], 0) << health["sm_traps"].dump();
 
   const std::string page = metricsWith(
-      http->client, {"ibfabric_sm_trap_subscribed 1", "ibfabric_sm_trap_reports_total{trap=\"128\"}"});
+      http->client,
+      {"ibfabric_sm_trap_subscribed 1", "ibfabric_sm_trap_reports_total{trap=\"128\"}"});
   EXPECT_NE(page.find("ibfabric_sm_trap_subscribed 1"), std::string::npos);
   EXPECT_EQ(page.find("ibfabric_sm_trap_reports_total{trap=\"128\"} 0"), std::string::npos);
 }

@@ -334,7 +334,8 @@ TEST(SweepSuspects, EverySwitchInTurnIsThePeriodicCheck) {
     seen.insert(*one.begin());
   }
   EXPECT_EQ(seen, (std::set<Lid>{kHlsLeafLid, kHlsSpineLid}));  // both switches, one a sweep
-  EXPECT_EQ(api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 4).size(), 2u);  // no more than there are
+  EXPECT_EQ(api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 4).size(),
+            2u);  // no more than there are
   EXPECT_TRUE(api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 0).empty());
   EXPECT_TRUE(api::sweepSuspects(*t, &quiet, quiet, none, 8, 0, 4).empty());  // the cap holds
 }

@@ -64,8 +64,7 @@ class RouteBreaks : public ::testing::Test {
 TEST_F(RouteBreaks, EveryHopOfALostRouteAlongTheRouteItself) {
   const Node& far = byName(*topo, "dgx0012 ");
   const auto probes = routeBreakProbes(*tables, local, {caLid(far)});
-  const auto route =
-      routing::traceRoute(*topo, *tables, *topo->findLid(local), caLid(far));
+  const auto route = routing::traceRoute(*topo, *tables, *topo->findLid(local), caLid(far));
   ASSERT_TRUE(route.ok());
   ASSERT_EQ(route.hops.size(), 4u);  // CA, leaf, spine, leaf
   ASSERT_EQ(probes.size(), 3u);      // the three switches' egress ports
@@ -83,14 +82,14 @@ TEST_F(RouteBreaks, EveryHopOfALostRouteAlongTheRouteItself) {
 TEST_F(RouteBreaks, HopsSharedByMostLostRoutesComeFirstAndTheCountIsBounded) {
   // Everything on leaf 4 lost: its hosts and the leaf share the hops up to it.
   std::vector<Lid> lost;
-  for (const char* h : {"dgx0010 ", "dgx0011 ", "dgx0012 "}) lost.push_back(caLid(byName(*topo, h)));
+  for (const char* h : {"dgx0010 ", "dgx0011 ", "dgx0012 "})
+    lost.push_back(caLid(byName(*topo, h)));
   const auto probes = routeBreakProbes(*tables, local, lost);
   ASSERT_FALSE(probes.empty());
   // Spread over both spines, two of the three routes share one up-port and one spine: a hop
   // on two routes comes first.
   EXPECT_EQ(probes.front().routes, 2u);
-  for (std::size_t i = 1; i < probes.size(); ++i)
-    EXPECT_GE(probes[i - 1].routes, probes[i].routes);
+  for (std::size_t i = 1; i < probes.size(); ++i) EXPECT_GE(probes[i - 1].routes, probes[i].routes);
   EXPECT_LE(routeBreakProbes(*tables, local, lost, 8, 2).size(), 2u);
   EXPECT_LE(routeBreakProbes(*tables, local, lost, 1).size(), 3u);  // one route traced
   EXPECT_TRUE(routeBreakProbes(*tables, Lid{999}, lost).empty());   // we are not in it

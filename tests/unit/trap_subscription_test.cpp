@@ -57,12 +57,12 @@ TEST(SaAttributes, InformInfoSetHasTheSpecLayout) {
   for (std::size_t i = 0; i < 16; ++i) EXPECT_EQ(m[kData + i], 0) << "GID byte " << i;
   EXPECT_EQ(be(m, kData + 16, 2), 0xFFFFu);  // LIDRangeBegin: every issuer
   EXPECT_EQ(be(m, kData + 18, 2), 0u);
-  EXPECT_EQ(m[kData + 22], 1);               // IsGeneric
-  EXPECT_EQ(m[kData + 23], 1);               // Subscribe
-  EXPECT_EQ(be(m, kData + 24, 2), 0xFFFFu);  // Type
-  EXPECT_EQ(be(m, kData + 26, 2), 128u);     // TrapNumber
-  EXPECT_EQ(be(m, kData + 28, 3), 1u);       // QPN
-  EXPECT_EQ(m[kData + 31] & 0x1F, 19);       // RespTimeValue
+  EXPECT_EQ(m[kData + 22], 1);                 // IsGeneric
+  EXPECT_EQ(m[kData + 23], 1);                 // Subscribe
+  EXPECT_EQ(be(m, kData + 24, 2), 0xFFFFu);    // Type
+  EXPECT_EQ(be(m, kData + 26, 2), 128u);       // TrapNumber
+  EXPECT_EQ(be(m, kData + 28, 3), 1u);         // QPN
+  EXPECT_EQ(m[kData + 31] & 0x1F, 19);         // RespTimeValue
   EXPECT_EQ(be(m, kData + 33, 3), 0xFFFFFFu);  // ProducerType
   EXPECT_EQ(decodeInformInfo(m), info);
   info.subscribe = false;
@@ -102,7 +102,8 @@ struct Sm {
   std::uint16_t status = 0;
   bool silent = false;
   FakeMadTransport::Responder responder() {
-    return [this](const MadAddress&, const MadBuffer& req, int) -> std::vector<FakeMadTransport::Reply> {
+    return [this](const MadAddress&, const MadBuffer& req,
+                  int) -> std::vector<FakeMadTransport::Reply> {
       if (silent || decodeHeader(req).method != 0x02) return {};
       MadBuffer reply = FakeMadTransport::responseTo(req);
       MadHeader h = decodeHeader(reply);
@@ -201,8 +202,7 @@ TEST(TrapSubscription, ASilentSmIsAskedAgainThenReported) {
   const auto st = h.sub->status();
   EXPECT_FALSE(st.subscribed);
   EXPECT_EQ(h.sets().size(), 12u);  // 3 attempts of 4
-  EXPECT_NE(st.lastError.find("no answer from the SM at LID 1"), std::string::npos)
-      << st.lastError;
+  EXPECT_NE(st.lastError.find("no answer from the SM at LID 1"), std::string::npos) << st.lastError;
 }
 
 TEST(TrapSubscription, AReportIsAnsweredAndHandledOnce) {
