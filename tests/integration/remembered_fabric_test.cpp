@@ -2,11 +2,12 @@
 // HCAs; OpenSM on dgx0001; sweeps every 0.5 s, a crawl every 10 minutes, no plugin, no trap
 // subscription): one HCA cable of dgx0003 and one leaf-spine cable unlinked → both in
 // /links?state=down with since-when within two sweeps after the one under way, through the
-// sweeps' PortInfo probes, without a crawl, the HCA in /nodes as missing,
-// dgx0003 degraded naming the HCA and its rail, its link series still on /metrics with the down
-// value, the extender failing dgx0003 (passing it with allow-degraded), the Slurm export still
-// listing it under its leaf, node_missing and link_down events. SIGTERM and restart, then kill -9
-// and restart: both cables still known and down with the same since. Forgetting: present hardware
+// sweeps' PortInfo probes, without a crawl, the HCA's port Down, dgx0003 degraded naming the HCA
+// and its rail, its link series still on /metrics with the down value, the extender failing
+// dgx0003 (passing it with allow-degraded), the Slurm export still listing it under its leaf,
+// link_down events; both ReLinked → up within two sweeps (link_up), then pulled again. SIGTERM
+// and restart, then kill -9 and restart: both cables still known and down with the same since,
+// the HCA a missing node (node_missing, its missing-since series). Forgetting: present hardware
 // is refused (409), the missing HCA is forgotten with the CLI, the missing leaf-spine cable by
 // REST; ReLinked, that cable is back as a present one (which cannot be forgotten). Every wait is
 // bounded; the daemons and the fabric are stopped in teardown.
@@ -59,7 +60,9 @@ bool bothMissing(JsonClient& http, const std::string& hcaLink, const std::string
 bool hasEvent(JsonClient& http, const std::string& type, const std::string& node) {
   const json all = http.ok("/api/v1/events?since=0&limit=10000");
   for (const auto& e : all["events"])
-    if (e["type"] == type && e["node"] == node) return true;
+    if (e["type"] == type &&
+        (e["node"] == node || (e["remote"].is_object() && e["remote"]["node"] == node)))
+      return true;
   return false;
 }
 
@@ -191,6 +194,30 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
 
   EXPECT_TRUE(hasEvent(*http, "link_down", hca->name()));
 
+  // ReLinked, both are up again within two sweeps after the one under way (the re-checks of
+  // the switches holding missing cables), then pulled again for the restarts below.
+  const std::string relinkHca = "ReLink \"" + hca->id + "\"[1]";
+  const std::string relinkUp =
+      "ReLink \"" + leaf->id + "\"[" + std::to_string(up->port.value()) + "]";
+  const int sweepAtRelink = sweepNow();
+  ASSERT_EQ(fabric.cmd(relinkHca).exitCode, 0);
+  ASSERT_EQ(fabric.cmd(relinkUp).exitCode, 0);
+  ASSERT_TRUE(waitFor([&] { return downLinks(*http).empty(); }, 30s, 100ms))
+      << http->ok("/api/v1/links?state=down").dump();
+  EXPECT_LE(sweepNow() - sweepAtRelink, 4) << "sweeps it took";
+  EXPECT_TRUE(hasEvent(*http, "link_up", hca->name()));
+  EXPECT_TRUE(hasEvent(*http, "link_up", leaf->name()));
+  ASSERT_EQ(fabric.cmd("Unlink \"" + hca->id + "\"[1]").exitCode, 0);
+  ASSERT_EQ(
+      fabric.cmd("Unlink \"" + leaf->id + "\"[" + std::to_string(up->port.value()) + "]").exitCode,
+      0);
+  ASSERT_TRUE(bothMissing(*http, hcaLink, upLink)) << http->ok("/api/v1/links").dump();
+  down = downLinks(*http);
+  const double hcaSince2 = down[hcaLink]["missing"]["since"];
+  const double upSince2 = down[upLink]["missing"]["since"];
+  EXPECT_GT(hcaSince2, hcaSince);  // missing again, since now
+  EXPECT_GT(upSince2, upSince);
+
   // Restarts: SIGTERM, then kill -9 (after the journal's write): both cables still missing,
   // with their first since.
   for (const int sig : {SIGTERM, SIGKILL}) {
@@ -214,8 +241,8 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
     ASSERT_TRUE(bothMissing(*http, hcaLink, upLink)) << http->ok("/api/v1/links").dump();
     down = downLinks(*http);
     // The store keeps milliseconds.
-    EXPECT_NEAR(down[hcaLink]["missing"]["since"].get<double>(), hcaSince, 0.002);
-    EXPECT_NEAR(down[upLink]["missing"]["since"].get<double>(), upSince, 0.002);
+    EXPECT_NEAR(down[hcaLink]["missing"]["since"].get<double>(), hcaSince2, 0.002);
+    EXPECT_NEAR(down[upLink]["missing"]["since"].get<double>(), upSince2, 0.002);
     EXPECT_TRUE(hasEvent(*http, "link_down", hca->name()));  // the events are durable too
     // The restarted daemon's first crawl no longer finds the HCA: a missing node, no LID.
     node = http->ok("/api/v1/nodes/" + hcaGuid);

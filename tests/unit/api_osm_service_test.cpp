@@ -8,7 +8,9 @@
 #include <mutex>
 
 #include "api/daemon/osm_wiring.h"
+#include "api/daemon/trap_wiring.h"
 #include "api/service/fabric_service.h"
+#include "discovery/fabric_memory.h"
 #include "tests/fakes/fake_sources.h"
 #include "tests/support/fabrics.h"
 #include "tests/support/in_process_daemon.h"
@@ -167,7 +169,69 @@ TEST(ApiOsmService, SwitchesThatStaySilentFallBackToACrawl) {
   h.service->requestPortProbe(kLeafLid);
   ASSERT_TRUE(waitFor([&] { return h.topo->calls() == 2; }, 10s));
   std::lock_guard lock(h.script->mu);
-  EXPECT_EQ(h.script->probes, 6);  // the first probe and 5 more, then the crawl
+  // The first probe, its neighbour's port (silent too), 5 more, then the crawl.
+  EXPECT_EQ(h.script->probes, 7);
+}
+
+TEST(ApiOsmService, ASilentSwitchIsExplainedByTheNeighbourThatSeesItsCableDown) {
+  Harness h;
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
+  // The spine's LID is routed over the dead cable: it does not answer; the leaf does.
+  {
+    std::lock_guard lock(h.script->mu);
+    h.script->answers.erase({kSpineLid.value(), 1});
+  }
+  h.script->set(kLeafLid, 2, PortState::kDown, PhysPortState::kPolling);
+  h.service->requestPortProbe(kSpineLid);
+  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkDown).size() == 1; }, 10s));
+  EXPECT_EQ(countMissing(*h.service->state()->topology).links, 1u);
+  EXPECT_EQ(h.topo->calls(), 1);  // no crawl, and the spine is not probed again
+  const int probes = [&] {
+    std::lock_guard lock(h.script->mu);
+    return h.script->probes;
+  }();
+  // The spine, the leaf's port facing it, the leaf in full, the spine's end of the cable.
+  EXPECT_EQ(probes, 4);
+}
+
+TEST(ApiOsmService, SmTrapReportsReachTheProbes) {
+  Harness h;
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
+  TrapDispatcher dispatch(*h.service);
+  // 128 from the leaf: its ports are read, the cable is down.
+  h.script->set(kLeafLid, 2, PortState::kDown, PhysPortState::kPolling);
+  h.script->set(kSpineLid, 1, PortState::kDown, PhysPortState::kPolling);
+  mad::Notice n;
+  n.trapNumber = 128;
+  n.issuerLid = kLeafLid;
+  n.dataLid = kLeafLid;
+  dispatch(n);
+  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkDown).size() == 1; }, 10s));
+  EXPECT_EQ(h.topo->calls(), 1);
+  // 64 for a port the model does not know: a crawl.
+  mad::Notice in;
+  in.trapNumber = 64;
+  in.dataGid[15] = 0x77;
+  dispatch(in);
+  ASSERT_TRUE(waitFor([&] { return h.topo->calls() == 2; }, 10s));
+  // 65 for the CA's port: the probe of its leaf, no crawl.
+  const int before = [&] {
+    std::lock_guard lock(h.script->mu);
+    return h.script->probes;
+  }();
+  mad::Notice out;
+  out.trapNumber = 65;
+  const Guid caPort = h.service->state()->topology->findNode(kCa)->port(PortNum{1})->guid;
+  for (int i = 0; i < 8; ++i)
+    out.dataGid[8 + i] = static_cast<std::uint8_t>(caPort.value() >> (56 - 8 * i));
+  dispatch(out);
+  ASSERT_TRUE(waitFor(
+      [&] {
+        std::lock_guard lock(h.script->mu);
+        return h.script->probes > before;
+      },
+      10s, 5ms));
+  EXPECT_EQ(h.topo->calls(), 2);
 }
 
 TEST(ApiOsmService, UnknownSwitchesAndUnknownCablesFallBackToACrawl) {
