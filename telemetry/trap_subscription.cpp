@@ -164,7 +164,8 @@ void TrapSubscription::handle(const ReceivedMad& m, std::map<std::uint32_t, Trap
     if (onNotice_) onNotice_(notice);
     return;
   }
-  if (!pending || !isResponse(m.mad)) return;
+  if (!isResponse(m.mad)) return refuse(m);
+  if (!pending) return;
   const MadHeader h = decodeHeader(m.mad);
   if (h.mgmtClass != static_cast<std::uint8_t>(MgmtClass::kSubnAdm)) return;
   const auto it = pending->find(lowTransactionId(h.transactionId));
@@ -179,6 +180,26 @@ void TrapSubscription::handle(const ReceivedMad& m, std::map<std::uint32_t, Trap
   const InformInfo got = decodeInformInfo(m.mad);
   if (got.trapNumber != static_cast<std::uint16_t>(trap))
     errors->push_back(name + ": the SM answered for trap " + std::to_string(got.trapNumber));
+}
+
+void TrapSubscription::refuse(const ReceivedMad& m) {
+  // A request this port does not serve (under ibsim, an SM client is asked SMInfo): answered
+  // "method/attribute not supported" as an agent must (IBA 13.4.7), so the asker does not wait.
+  const MadHeader in = decodeHeader(m.mad);
+  const bool dr = in.mgmtClass == static_cast<std::uint8_t>(MgmtClass::kSubnDirected);
+  const bool smp = dr || in.mgmtClass == static_cast<std::uint8_t>(MgmtClass::kSubnLid);
+  MadBuffer reply = m.mad;
+  MadHeader h = in;
+  h.method = static_cast<std::uint8_t>(MadMethod::kGetResponse);
+  h.status = dr ? 0x800C : 0x000C;  // a directed-route reply carries the direction bit
+  encodeHeader(reply, h);
+  const MadAddress to = dr    ? directedRouteAddress()
+                        : smp ? smpAddress(m.sourceLid)
+                              : MadAddress{m.sourceLid, 1, saAddress(m.sourceLid).qkey,
+                                           static_cast<MgmtClass>(in.mgmtClass), 0};
+  if (const int e = transport_->send(to, reply); e != 0)
+    spdlog::debug("trap subscription: refusal to LID {}: {}", m.sourceLid.value(),
+                  std::strerror(e));
 }
 
 void TrapSubscription::subscribe(Lid sm, bool on) {
@@ -228,6 +249,7 @@ void TrapSubscription::subscribe(Lid sm, bool on) {
   bool first = false;
   {
     std::lock_guard lock(statusMu_);
+    const Lid previousSm = status_.smLid;
     status_.smLid = sm;
     if (error.empty()) {
       first = !status_.subscribed;
@@ -236,7 +258,9 @@ void TrapSubscription::subscribe(Lid sm, bool on) {
       status_.lastError.clear();
       status_.subscribedAt = std::chrono::system_clock::now();
     } else {
-      status_.subscribed = false;
+      // A periodic round the SM did not answer (busy with a heavy sweep) leaves the earlier
+      // subscription at the same SM standing; a new SM has none.
+      status_.subscribed = status_.subscribed && previousSm == sm;
       ++status_.failures;
       if (status_.lastError != error)
         spdlog::warn("trap subscription at SM LID {}: {}", sm.value(), error);

@@ -8,7 +8,9 @@
 // ReportResponse (else the SM resends it), de-duplicated by transaction id and handed to the
 // notice handler. It subscribes again every `resubscribeEvery` (an SM that restarted or failed
 // over has forgotten its subscribers) and at once when the SM's LID changes; a failed round is
-// retried after `retryAfter`; a dead port is re-created through the factory. stop()
+// retried after `retryAfter` (a periodic round the same SM left unanswered, busy with a heavy
+// sweep, keeps `subscribed`: the earlier subscription stands; failures and lastError say so); a
+// dead port is re-created through the factory. stop()
 // unsubscribes, best effort.
 //
 // Thread-safety: start()/stop() from one owner thread; the handlers run on the subscription's
@@ -77,6 +79,8 @@ class TrapSubscription {
   /// `pending` is removed from it and its InformInfo checked (returns its error, "" if ok).
   void handle(const ReceivedMad& mad, std::map<std::uint32_t, Trap>* pending,
               std::vector<std::string>* errors);
+  /// Answers a request this port does not serve with "unsupported" (MAD status 0x000C).
+  void refuse(const ReceivedMad& mad);
   void dropPort(const std::string& why);
   void publish();
 

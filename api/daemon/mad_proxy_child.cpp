@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 #include "telemetry/mad_proxy.h"
@@ -36,13 +35,10 @@ class SimReportsTransport final : public mad::MadTransport {
     return true;
   }
   int send(const mad::MadAddress& to, const mad::MadBuffer& mad) override {
-    std::lock_guard lock(sendMu_);  // the proxy's reader thread refuses SMPs (refuseSmp)
     return inner_.send(to, mad);
   }
   mad::ReceiveResult receive(std::chrono::nanoseconds timeout) override {
-    mad::ReceiveResult r = inner_.receive(timeout);
-    if (r.status == mad::ReceiveStatus::kMad) refuseSmp(r.mad);
-    return r;
+    return inner_.receive(timeout);
   }
   void close() override { inner_.close(); }
   std::string fatalError() const override { return inner_.fatalError(); }
@@ -51,26 +47,7 @@ class SimReportsTransport final : public mad::MadTransport {
   Guid localPortGuid() const override { return inner_.localPortGuid(); }
 
  private:
-  /// An SM client must answer the SMPs ibsim forwards to it (SMInfo: the SM asks every port
-  /// that says IsSM) — umad2sim has no timeouts, an SM left waiting stops sweeping — so each
-  /// gets "attribute not supported" (MAD status 0x000C).
-  void refuseSmp(const mad::ReceivedMad& m) {
-    const mad::MadHeader in = mad::decodeHeader(m.mad);
-    const bool dr = in.mgmtClass == static_cast<std::uint8_t>(mad::MgmtClass::kSubnDirected);
-    if (m.umadStatus != 0 || mad::isResponse(m.mad) ||
-        (!dr && in.mgmtClass != static_cast<std::uint8_t>(mad::MgmtClass::kSubnLid)))
-      return;
-    mad::MadBuffer reply = m.mad;
-    mad::MadHeader h = in;
-    h.method = static_cast<std::uint8_t>(mad::MadMethod::kGetResponse);
-    h.status = dr ? 0x800C : 0x000C;  // a directed-route reply carries the direction bit
-    mad::encodeHeader(reply, h);
-    std::lock_guard lock(sendMu_);
-    inner_.send(dr ? mad::directedRouteAddress() : mad::smpAddress(m.sourceLid), reply);
-  }
-
   mad::UmadTransport& inner_;
-  std::mutex sendMu_;
   int issm_ = -1;
 };
 
@@ -88,9 +65,10 @@ int runMadProxyChild(const std::string& ca, int caPort, bool sa) {
   // The simulator (ibsim through umad2sim) hands unsolicited QP0/QP1 requests — the SM's
   // Reports — only to a client registered as an SM (ibsim.c find_client), which opening the
   // issm device makes it; such a client also gets the SMInfo queries ibsim does not answer
-  // itself, so the SMP classes are registered first to take them (and drop them: umad2sim's
-  // receiver crashes on a class nobody registered). Never on hardware, where any agent
-  // registered for the Report method gets the Reports.
+  // itself, so the SMP classes are registered first to take them (umad2sim's receiver crashes
+  // on a class nobody registered); the subscription answers them "unsupported" (through the
+  // proxy's send thread: a reply written from the reader thread can deadlock with ibsim).
+  // Never on hardware, where any agent registered for the Report method gets the Reports.
   if (simulated) classes.insert(classes.end(), {MgmtClass::kSubnLid, MgmtClass::kSubnDirected});
   mad::UmadTransport umad(mad::UmadTransport::Options{ca, caPort, classes});
   SimReportsTransport withReports(umad);

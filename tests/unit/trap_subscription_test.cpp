@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "telemetry/sa_attributes.h"
+#include "telemetry/smp_attributes.h"
 #include "telemetry/trap_subscription.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_mad_transport.h"
@@ -101,9 +102,11 @@ TEST(SaAttributes, StatusText) {
 struct Sm {
   std::uint16_t status = 0;
   bool silent = false;
+  std::vector<MadBuffer> seen;  // every MAD sent (outlives the transports)
   FakeMadTransport::Responder responder() {
     return [this](const MadAddress&, const MadBuffer& req,
                   int) -> std::vector<FakeMadTransport::Reply> {
+      seen.push_back(req);
       if (silent || decodeHeader(req).method != 0x02) return {};
       MadBuffer reply = FakeMadTransport::responseTo(req);
       MadHeader h = decodeHeader(reply);
@@ -205,6 +208,24 @@ TEST(TrapSubscription, ASilentSmIsAskedAgainThenReported) {
   EXPECT_NE(st.lastError.find("no answer from the SM at LID 1"), std::string::npos) << st.lastError;
 }
 
+TEST(TrapSubscription, AnUnansweredPeriodicRoundKeepsTheSubscription) {
+  TrapSubscriptionOptions o;
+  o.resubscribeEvery = 60s;
+  Harness h(o);
+  h.sub->step(10ms);
+  ASSERT_TRUE(h.sub->status().subscribed);
+  h.sm.silent = true;  // busy with a heavy sweep
+  h.sub->step(61s);
+  h.sub->step(10ms);
+  auto st = h.sub->status();
+  EXPECT_TRUE(st.subscribed);
+  EXPECT_EQ(st.failures, 1u);
+  EXPECT_NE(st.lastError.find("no answer"), std::string::npos) << st.lastError;
+  h.smLid = Lid(3);  // a new SM that does not answer: nothing stands there
+  h.sub->step(10ms);
+  EXPECT_FALSE(h.sub->status().subscribed);
+}
+
 TEST(TrapSubscription, AReportIsAnsweredAndHandledOnce) {
   Harness h;
   h.sub->step(10ms);
@@ -227,6 +248,34 @@ TEST(TrapSubscription, AReportIsAnsweredAndHandledOnce) {
   EXPECT_EQ(st.reports.at(128), 1u);
   EXPECT_EQ(st.duplicates, 1u);
   EXPECT_TRUE(st.lastReport.has_value());
+}
+
+TEST(TrapSubscription, RequestsItDoesNotServeAreAnsweredUnsupported) {
+  Harness h;
+  h.sub->step(10ms);
+  // The SM asks this port SMInfo (under ibsim the SA port is an SM client): a directed-route
+  // SMP, then a LID-routed one.
+  MadBuffer dr = toDirectedRoute(buildPortInfoGet(0), DirectedPath{{1, 3}});
+  MadHeader hd = decodeHeader(dr);
+  hd.attributeId = 0x0020;  // SMInfo
+  hd.transactionId = 0x77;
+  encodeHeader(dr, hd);
+  h.transport->deliver(dr, Lid(1), 1ms);
+  MadBuffer lid = buildPortInfoGet(0);
+  setTransactionId(lid, 0x78);
+  h.transport->deliver(lid, Lid(1), 2ms);
+  h.sub->step(10ms);
+  std::vector<FakeMadTransport::SentMad> replies;
+  for (const auto& s : h.transport->sent())
+    if (decodeHeader(s.mad).method == 0x81) replies.push_back(s);
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[0].to, directedRouteAddress());
+  EXPECT_EQ(transactionId(replies[0].mad), 0x77u);
+  EXPECT_EQ(decodeHeader(replies[0].mad).status, 0x800C);  // direction bit + unsupported
+  EXPECT_EQ(madStatus(replies[0].mad), 0x000C);
+  EXPECT_EQ(replies[1].to, smpAddress(Lid(1)));
+  EXPECT_EQ(decodeHeader(replies[1].mad).status, 0x000C);
+  EXPECT_TRUE(h.notices.empty());
 }
 
 TEST(TrapSubscription, SubscribesAgainWhenTheSmMovesAndEveryPeriod) {
@@ -255,14 +304,13 @@ TEST(TrapSubscription, WaitsForAnSmAndUnsubscribesAtTheEnd) {
   h.smLid = Lid(1);
   h.sub->step(10ms);
   ASSERT_TRUE(h.sub->status().subscribed);
-  FakeMadTransport* t = h.transport;
-  h.sub->unsubscribe();
+  h.sub->unsubscribe();  // closes and drops the port: read what it sent from the SM's side
   std::vector<InformInfo> off;
-  for (const auto& s : t->sent())
-    if (decodeHeader(s.mad).method == 0x02 && !decodeInformInfo(s.mad).subscribe)
-      off.push_back(decodeInformInfo(s.mad));
+  for (const auto& m : h.sm.seen)
+    if (decodeHeader(m).method == 0x02 && !decodeInformInfo(m).subscribe)
+      off.push_back(decodeInformInfo(m));
   EXPECT_EQ(off.size(), 4u);
-  EXPECT_FALSE(t->isOpen());
+  EXPECT_FALSE(h.sub->status().portOpen);
   EXPECT_FALSE(h.sub->status().subscribed);
 }
 
