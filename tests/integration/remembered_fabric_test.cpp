@@ -22,6 +22,7 @@
 #include "discovery/netfile.h"
 #include "discovery/topogen.h"
 #include "tests/support/daemon_process.h"
+#include "tests/support/net_edits.h"
 #include "tests/support/rest_get.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
@@ -57,15 +58,6 @@ bool bothMissing(JsonClient& http, const std::string& hcaLink, const std::string
       timeout, 100ms);
 }
 
-bool hasEvent(JsonClient& http, const std::string& type, const std::string& node) {
-  const json all = http.ok("/api/v1/events?since=0&limit=10000");
-  for (const auto& e : all["events"])
-    if (e["type"] == type &&
-        (e["node"] == node || (e["remote"].is_object() && e["remote"]["node"] == node)))
-      return true;
-  return false;
-}
-
 json extenderArgs(const std::vector<std::string>& names, bool allowDegraded) {
   return {
       {"Pod",
@@ -99,14 +91,7 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
   ASSERT_NE(hca, nullptr);
   const NetNode* leaf = gen.fabric.find(hca->ports.at(0).remoteId);
   ASSERT_NE(leaf, nullptr);
-  const NetPort* up = nullptr;
-  for (const auto& p : leaf->ports) {
-    const NetNode* r = gen.fabric.find(p.remoteId);
-    if (r && r->type == NodeType::kSwitch) {
-      up = &p;
-      break;
-    }
-  }
+  const NetPort* up = firstSwitchPort(gen.fabric, *leaf);
   ASSERT_NE(up, nullptr);
   const NetNode* spine = gen.fabric.find(up->remoteId);
   const std::string hcaLink = hca->name() + "[1]-" + leaf->name() + "[" +

@@ -16,6 +16,7 @@
 #include "discovery/netfile.h"
 #include "discovery/topogen.h"
 #include "tests/support/daemon_process.h"
+#include "tests/support/net_edits.h"
 #include "tests/support/rest_get.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
@@ -36,15 +37,6 @@ std::set<std::string> downLinks(JsonClient& http) {
   return out;
 }
 
-bool hasEvent(JsonClient& http, const std::string& type, const std::string& node) {
-  const json all = http.ok("/api/v1/events?since=0&limit=10000");
-  for (const auto& e : all["events"])
-    if (e["type"] == type &&
-        (e["node"] == node || (e["remote"].is_object() && e["remote"]["node"] == node)))
-      return true;
-  return false;
-}
-
 TEST(SmTrapsSim, OpenSmReportsBringLinkChangesBetweenSweeps) {
   TopoOptions o;
   o.leaves = 2;
@@ -55,14 +47,7 @@ TEST(SmTrapsSim, OpenSmReportsBringLinkChangesBetweenSweeps) {
   // leaf-02's first up-link (the daemon and OpenSM sit under leaf-01).
   const NetNode* leaf = gen.fabric.find("leaf-02");
   ASSERT_NE(leaf, nullptr);
-  const NetPort* up = nullptr;
-  for (const auto& p : leaf->ports) {
-    const NetNode* r = gen.fabric.find(p.remoteId);
-    if (r && r->type == NodeType::kSwitch) {
-      up = &p;
-      break;
-    }
-  }
+  const NetPort* up = firstSwitchPort(gen.fabric, *leaf);
   ASSERT_NE(up, nullptr);
   const NetNode* spine = gen.fabric.find(up->remoteId);
   const std::string upLink = leaf->name() + "[" + std::to_string(up->port.value()) + "]-" +

@@ -43,4 +43,12 @@ void link(NetFabric& f, const std::string& a, int pa, const std::string& b, int 
   f.reindex();
 }
 
+const NetPort* firstSwitchPort(const NetFabric& f, const NetNode& node) {
+  for (const auto& p : node.ports) {
+    const NetNode* r = f.find(p.remoteId);
+    if (r && r->type == NodeType::kSwitch) return &p;
+  }
+  return nullptr;
+}
+
 }  // namespace ibfabric::testing

@@ -22,4 +22,7 @@ void unlink(NetFabric& f, const std::string& id, int port);
 void link(NetFabric& f, const std::string& a, int pa, const std::string& b, int pb,
           std::optional<LinkRate> rate = LinkRate{LinkWidth::k4x, LinkSpeed::kHdr});
 
+/// `node`'s first port cabled to a switch (a leaf's first up-link); nullptr when none.
+const NetPort* firstSwitchPort(const NetFabric& f, const NetNode& node);
+
 }  // namespace ibfabric::testing

@@ -31,6 +31,15 @@ std::pair<int, nlohmann::json> JsonClient::get(const std::string& path) {
   return {res->status, nlohmann::json::parse(res->body, nullptr, false)};
 }
 
+bool hasEvent(JsonClient& http, const std::string& type, const std::string& node) {
+  const nlohmann::json all = http.ok("/api/v1/events?since=0&limit=10000");
+  for (const auto& e : all["events"])
+    if (e["type"] == type &&
+        (e["node"] == node || (e["remote"].is_object() && e["remote"]["node"] == node)))
+      return true;
+  return false;
+}
+
 nlohmann::json JsonClient::ok(const std::string& path) {
   auto [status, body] = get(path);
   EXPECT_EQ(status, 200) << path << ": " << body.dump();

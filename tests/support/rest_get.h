@@ -35,6 +35,9 @@ struct JsonClient {
 std::string metricsWith(httplib::Client& client, const std::vector<std::string>& needles,
                         std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+/// Whether /api/v1/events holds an event of `type` naming `node` at either end.
+bool hasEvent(JsonClient& http, const std::string& type, const std::string& node);
+
 /// The GUID ("0x…") of the node with this description in /api/v1/nodes; "" when none.
 std::string guidOf(JsonClient& http, const std::string& description);
 
