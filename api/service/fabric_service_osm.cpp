@@ -89,9 +89,13 @@ void askByDirectedRoute(const Topology& t, NodeIndex sw, const std::vector<PortN
 
 /// The switches cabled to switch `sw` whose port towards it is no longer Active (one PortInfo
 /// each, by LID): for a switch that does not answer, the ends of its dead cables that still do.
+/// Gives up after kSilentNeighbours neighbours that do not answer either (a plane in trouble:
+/// each costs the engine's timeouts, on the sweep thread).
+constexpr int kSilentNeighbours = 4;
 std::vector<Lid> neighboursSeeingADeadCable(const Topology& t, NodeIndex sw,
                                             CounterSource& source) {
   std::vector<Lid> out;
+  int silentNeighbours = 0;
   for (const auto& p : t.node(sw).ports) {
     if (!p || !p->remote || !p->link || t.links()[*p->link].missing) continue;
     const Node& r = t.node(p->remote->node);
@@ -105,7 +109,10 @@ std::vector<Lid> neighboursSeeingADeadCable(const Topology& t, NodeIndex sw,
     if (!info.empty() && info[0] && !isDown(*info[0]) &&
         static_cast<PortState>(info[0]->portState & 0xF) == PortState::kActive)
       continue;
-    if (!info.empty() && info[0]) out.push_back(r.lid());
+    if (!info.empty() && info[0])
+      out.push_back(r.lid());
+    else if (++silentNeighbours >= kSilentNeighbours)
+      break;
   }
   return out;
 }
