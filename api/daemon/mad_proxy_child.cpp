@@ -60,7 +60,9 @@ int runMadProxyChild(const std::string& ca, int caPort, bool sa) {
   std::vector<MgmtClass> classes = {MgmtClass::kSubnLid, MgmtClass::kPerfMgt,
                                     MgmtClass::kSubnDirected};
   const char* preload = std::getenv("LD_PRELOAD");
-  const bool simulated = sa && preload && std::strstr(preload, "umad2sim");
+  const char* asSm = std::getenv("IBFABRIC_SIM_SM_CLIENT");
+  const bool simulated =
+      sa && preload && std::strstr(preload, "umad2sim") && asSm && std::strcmp(asSm, "1") == 0;
   if (sa) classes = {MgmtClass::kSubnAdm};
   // The simulator (ibsim through umad2sim) hands unsolicited QP0/QP1 requests — the SM's
   // Reports — only to a client registered as an SM (ibsim.c find_client), which opening the
@@ -68,7 +70,10 @@ int runMadProxyChild(const std::string& ca, int caPort, bool sa) {
   // itself, so the SMP classes are registered first to take them (umad2sim's receiver crashes
   // on a class nobody registered); the subscription answers them "unsupported" (through the
   // proxy's send thread: a reply written from the reader thread can deadlock with ibsim).
-  // Never on hardware, where any agent registered for the Report method gets the Reports.
+  // Never on hardware, where any agent registered for the Report method gets the Reports; and
+  // only when IBFABRIC_SIM_SM_CLIENT=1 asks for it: on the 10,240-HCA simulated fabric an extra
+  // SM port (OpenSM queries it at every heavy sweep) went with a sweep collapse and crawls that
+  // timed out (docs/BENCHMARKS.md 2026-12-03 21:08), so by default ibsim drops the Reports.
   if (simulated) classes.insert(classes.end(), {MgmtClass::kSubnLid, MgmtClass::kSubnDirected});
   mad::UmadTransport umad(mad::UmadTransport::Options{ca, caPort, classes});
   SimReportsTransport withReports(umad);

@@ -8,7 +8,6 @@
 #include "api/service/fabric_service.h"
 #include "discovery/topology_delta.h"
 #include "discovery/topology_edit.h"
-#include "routing/directed_paths.h"
 
 namespace ibfabric::api {
 
@@ -56,35 +55,6 @@ Lid probeLid(const Node& n, PortNum p) {
   if (n.isSwitch()) return n.lid();
   const Port* port = n.port(p);
   return port ? port->lid : Lid{};
-}
-
-/// Ports of a switch that did not answer by LID, asked again by directed route (routing/
-/// directed_paths.h: the shortest path of up cables from our port): the switch's LID route may
-/// cross the dead cable until the SM has routed around it. `localLid`: our port's (zero: not
-/// known, nothing asked).
-void askByDirectedRoute(const Topology& t, NodeIndex sw, const std::vector<PortNum>& ports,
-                        std::vector<std::optional<mad::PortInfo>>& infos, CounterSource& source,
-                        Lid localLid) {
-  std::vector<std::size_t> silent;
-  for (std::size_t i = 0; i < infos.size(); ++i)
-    if (!infos[i]) silent.push_back(i);
-  if (silent.empty()) return;
-  const auto local = t.findLid(localLid);
-  if (!local) return;
-  const Port* localPort = t.port(*local);
-  if (!localPort) return;
-  const auto paths = routing::directedPaths(t, localPort->guid);
-  if (sw >= paths.size() || !paths[sw]) return;
-  std::vector<CounterSource::DirectedPortProbe> probes;
-  for (std::size_t i : silent) probes.push_back({*paths[sw], ports[i]});
-  std::vector<std::optional<mad::PortInfo>> again;
-  try {
-    again = source.probePortInfoDirected(probes);
-  } catch (const std::exception&) {
-    return;
-  }
-  for (std::size_t k = 0; k < again.size() && k < silent.size(); ++k)
-    if (again[k]) infos[silent[k]] = again[k];
 }
 
 /// The switches cabled to switch `sw` whose port towards it is no longer Active (one PortInfo
@@ -214,7 +184,6 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     return fallBack(e.what());
   }
   if (infos.size() != ports.size()) return fallBack("the probe returned the wrong port count");
-  askByDirectedRoute(*topo, ref->node, ports, infos, source, Lid(state()->subnet.localLid));
 
   auto& memory = *probeMemory_;
   TopologyEdit edit;

@@ -14,6 +14,15 @@
 namespace ibfabric::api {
 namespace {
 
+/// The PortInfo of each answered, successful reply; nullopt for the others.
+std::vector<std::optional<mad::PortInfo>> portInfos(const std::vector<mad::MadResult>& results) {
+  std::vector<std::optional<mad::PortInfo>> out(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (results[i].ok() && mad::madStatus(results[i].reply) == 0)
+      out[i] = mad::decodePortInfo(results[i].reply);
+  return out;
+}
+
 class UmadCounterSource final : public CounterSource {
  public:
   explicit UmadCounterSource(const UmadCounterOptions& options) {
@@ -94,12 +103,7 @@ class UmadCounterSource final : public CounterSource {
     std::vector<mad::MadRequest> requests;
     for (PortNum p : ports)
       requests.push_back({mad::smpAddress(lid), mad::buildPortInfoGet(p.value()), {}});
-    const auto results = engine_->run(std::move(requests));
-    std::vector<std::optional<mad::PortInfo>> out(results.size());
-    for (std::size_t i = 0; i < results.size(); ++i)
-      if (results[i].ok() && mad::madStatus(results[i].reply) == 0)
-        out[i] = mad::decodePortInfo(results[i].reply);
-    return out;
+    return portInfos(engine_->run(std::move(requests)));
   }
   std::vector<std::optional<mad::PortInfo>> probePortInfoDirected(
       const std::vector<DirectedPortProbe>& probes) override {
@@ -108,12 +112,7 @@ class UmadCounterSource final : public CounterSource {
       requests.push_back({mad::directedRouteAddress(),
                           mad::toDirectedRoute(mad::buildPortInfoGet(p.port.value()), p.path),
                           {}});
-    const auto results = engine_->run(std::move(requests));
-    std::vector<std::optional<mad::PortInfo>> out(results.size());
-    for (std::size_t i = 0; i < results.size(); ++i)
-      if (results[i].ok() && mad::madStatus(results[i].reply) == 0)
-        out[i] = mad::decodePortInfo(results[i].reply);
-    return out;
+    return portInfos(engine_->run(std::move(requests)));
   }
   std::string describe() const override {
     if (proxy_)

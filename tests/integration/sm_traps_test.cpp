@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -57,7 +58,10 @@ TEST(SmTrapsSim, OpenSmReportsBringLinkChangesBetweenSweeps) {
   const auto config = writeScratchFile(
       "traps.yaml", "sweep_interval: 60\ncrawl_interval: 600\ncrawl_timeout: 10\n");
   std::unique_ptr<JsonClient> http;
+  // ibsim hands Reports only to an SM client: the SA proxy registers as one when asked.
+  ::setenv("IBFABRIC_SIM_SM_CLIENT", "1", 1);
   auto daemon = startReadyDaemon(fabric, config, "traps", http);
+  ::unsetenv("IBFABRIC_SIM_SM_CLIENT");
   ASSERT_TRUE(daemon);
 
   // Subscribed at the SM (OpenSM accepts SubnAdmSet(InformInfo) for 64, 65, 128 and 144).
