@@ -56,7 +56,9 @@ if ! "$cli" sim list 2>/dev/null | grep -q "^$name\b"; then
   "$cli" sim up "$work/fabric.net" --name "$name" --timeout 900 >"$work/sim.log" 2>&1
 fi
 
-case "$traps" in on) sm_traps=true ;; off) sm_traps=false ;;
+# With the traps on, the SA proxy registers as an ibsim SM client (ibsim hands Reports to no
+# other client; api/daemon/mad_proxy_child.cpp).
+case "$traps" in on) sm_traps=true; export IBFABRIC_SIM_SM_CLIENT=1 ;; off) sm_traps=false ;;
   *) echo "detection_bench.sh: --traps on|off" >&2; exit 2 ;; esac
 printf 'sweep_interval: %s\ncrawl_interval: %s\nsm_traps: %s\nmad: {policy: %s}\nstate: {dir: %s}\n' \
   "$sweep" "$crawl" "$sm_traps" "$policy" "$work/state" >"$work/config.yaml"
