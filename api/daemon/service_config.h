@@ -106,8 +106,9 @@ struct ServiceConfig {
   /// Before crawling, wait until the local port is Active with a LID and an SM is known.
   bool waitForSubnet = true;
   /// Subscribe to the SM's traps 64/65/128/144 (SA InformInfo) on a port of its own and
-  /// re-probe what they name (api/daemon/trap_wiring.h).
-  bool smTraps = true;
+  /// re-probe what they name (api/daemon/trap_wiring.h). Off by default until it has run on a
+  /// 10,240-HCA plane without trouble (docs/BENCHMARKS.md 2026-12-03 21:08 and 21:14).
+  bool smTraps = false;
   /// The longest wait between two re-creations of the sweeps' umad port (MAD proxy child).
   std::chrono::milliseconds madProxyRestartCap{30'000};
   double crawlCheckMaxLoss = 0.10;

@@ -56,7 +56,7 @@ TEST(SmTrapsSim, OpenSmReportsBringLinkChangesBetweenSweeps) {
 
   SimFabric fabric(net, "traps");
   const auto config = writeScratchFile(
-      "traps.yaml", "sweep_interval: 60\ncrawl_interval: 600\ncrawl_timeout: 10\n");
+      "traps.yaml", "sweep_interval: 60\ncrawl_interval: 600\ncrawl_timeout: 10\nsm_traps: true\n");
   std::unique_ptr<JsonClient> http;
   // ibsim hands Reports only to an SM client: the SA proxy registers as one when asked.
   ::setenv("IBFABRIC_SIM_SM_CLIENT", "1", 1);

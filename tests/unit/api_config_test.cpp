@@ -102,9 +102,9 @@ TEST(ApiConfig, SubnetWaitProxyBackoffAndCrawlCheck) {
   EXPECT_THROW(loadConfigText("crawl_check: {limit: 3}\n"), ConfigError);
   EXPECT_THROW(loadConfigText("crawl_check: 3\n"), ConfigError);
   EXPECT_THROW(loadConfigText("mad_proxy_restart_cap: 0\n"), ConfigError);
-  // The SM trap subscription: on unless turned off; a non-boolean is a clear error.
-  EXPECT_TRUE(d.smTraps);
-  EXPECT_FALSE(loadConfigText("sm_traps: false\n").smTraps);
+  // The SM trap subscription: off unless turned on; a non-boolean is a clear error.
+  EXPECT_FALSE(d.smTraps);
+  EXPECT_TRUE(loadConfigText("sm_traps: true\n").smTraps);
   EXPECT_THROW(loadConfigText("sm_traps: sometimes\n"), ConfigError);
 }
 
