@@ -109,9 +109,25 @@ sweep_mads() {  # MADs the engine sent over the next 3 sweeps, per sweep
   echo $(( (s1 - s0) / (q1 - q0) ))
 }
 store_write() { curl -s -m 10 "$url/api/v1/health" | jq -r '.store.last_write_seconds'; }
+osm_log="$IBFABRIC_SIM_DIR/$name/opensm.log"
+# subnet_up_after EPOCH: seconds from EPOCH to OpenSM's first "SUBNET UP" after it (its heavy
+# sweep that made a ReLinked port Active), from opensm.log's local-time stamps; "-" if none.
+subnet_up_after() {
+  local t0="$1" line stamp t
+  while read -r line; do
+    stamp=$(awk '{ print $1, $2, $3 }' <<<"$line")
+    t=$(date -d "$stamp" +%s).$(awk '{ print $4 }' <<<"$line")
+    if awk -v t="$t" -v t0="$t0" 'BEGIN { exit !(t > t0) }'; then
+      awk -v t="$t" -v t0="$t0" 'BEGIN { printf "%.2f\n", t - t0 }'
+      return 0
+    fi
+  done < <(grep 'SUBNET UP' "$osm_log" 2>/dev/null | tail -20)
+  echo "-"
+}
 
 quiet_mads=$(sweep_mads)
 : >"$work/hca_down" >"$work/hca_up" >"$work/up_down" >"$work/up_up" >"$work/store"
+: >"$work/hca_sm" >"$work/up_sm"
 for i in $(seq 1 "$runs"); do
   host=$(printf 'dgx%04d' $((i + 1)))
   leaf="leaf-su1-r$(( (i - 1) % 8 + 1 ))" port=$((33 + (i - 1) / 8))
@@ -128,11 +144,15 @@ for i in $(seq 1 "$runs"); do
   store_write >>"$work/store"
   [ "$i" = 1 ] && missing_mads=$(sweep_mads)
   since=$(curl -s -m 10 "$url/api/v1/events?since=0&limit=1" | jq -r '.last_id')
+  t_relink=$(now)
   sim_cmd "ReLink \"$host-mlx5_3\"[1]"
   wait_event link_up "$host mlx5_3" "$since" $((crawl + 60)) >>"$work/hca_up"
+  subnet_up_after "$t_relink" >>"$work/hca_sm"
+  t_relink=$(now)
   sim_cmd "ReLink \"$leaf\"[$port]"
   if [ "$up_seen" != timeout ]; then
     wait_event link_up "MF0;$leaf:MQM9790-NS2F/U1" "$since" $((3 * sweep + 10)) >>"$work/up_up"
+    subnet_up_after "$t_relink" >>"$work/up_sm"
   fi
 done
 
@@ -156,6 +176,10 @@ echo "| HCA cable Unlink → link_down | $(stats "$work/hca_down") |"
 echo "| leaf–spine cable Unlink → link_down | $(stats "$work/up_down") |"
 echo "| HCA cable ReLink → link_up | $(stats "$work/hca_up") |"
 echo "| leaf–spine cable ReLink → link_up | $(stats "$work/up_up") |"
+grep -vx -- - "$work/hca_sm" >"$work/hca_sm.found" || true
+grep -vx -- - "$work/up_sm" >"$work/up_sm.found" || true
+echo "| (the SM's part) HCA cable ReLink → OpenSM's next SUBNET UP | $(stats "$work/hca_sm.found") |"
+echo "| (the SM's part) leaf–spine cable ReLink → OpenSM's next SUBNET UP | $(stats "$work/up_sm.found") |"
 echo
 echo "- MADs per sweep: $quiet_mads with nothing missing, ${missing_mads:-?} with one HCA and one leaf–spine cable missing (the re-checks of the switches holding missing cables)"
 echo "- state store write after a change (s): $(sort -n "$work/store" | tr '\n' ' ')"

@@ -176,7 +176,15 @@ std::vector<LftReader::Outcome> LftReader::readSwitches(const TopologyPtr& topol
       which.push_back(i);
     }
   }
-  readPass(*topology, switches, which, nullptr, out, st);
+  // In slices of kSliceSwitches, with the caller's work between them (LftReader::refresh).
+  for (std::size_t from = 0; from < which.size(); from += kSliceSwitches) {
+    if (from > 0 && between_) (*between_)();
+    const auto to = std::min(which.size(), from + kSliceSwitches);
+    readPass(*topology, switches,
+             std::vector<std::size_t>(which.begin() + static_cast<std::ptrdiff_t>(from),
+                                      which.begin() + static_cast<std::ptrdiff_t>(to)),
+             nullptr, out, st);
+  }
 
   // Directed-route fallback for the switches LID routing did not reach.
   which.clear();
@@ -333,7 +341,13 @@ ForwardingTablesPtr LftReader::read(TopologyPtr topology, LftRefreshStats* stats
 }
 
 ForwardingTablesPtr LftReader::refresh(TopologyPtr topology, const ForwardingTablesPtr& previous,
-                                       LftRefreshStats* stats) {
+                                       LftRefreshStats* stats,
+                                       const std::function<void()>& between) {
+  between_ = between ? &between : nullptr;
+  struct Reset {
+    const std::function<void()>*& hook;
+    ~Reset() { hook = nullptr; }
+  } reset{between_};
   LftRefreshStats local;
   LftRefreshStats& st = stats ? *stats : local;
   st = {};

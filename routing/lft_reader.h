@@ -76,9 +76,15 @@ class LftReader {
   ForwardingTablesPtr read(TopologyPtr topology, LftRefreshStats* stats = nullptr);
 
   /// The tables for `topology`, incrementally from `previous` (may be null: a full read). See
-  /// the class comment.
+  /// the class comment. Switches are read kSliceSwitches at a time; `between` (may be empty) is
+  /// called between two slices, where the engine is free: a re-read of 900 switches takes tens
+  /// of seconds on a slow plane, and the daemon's probes of suspected ports must not wait for it.
   ForwardingTablesPtr refresh(TopologyPtr topology, const ForwardingTablesPtr& previous,
-                              LftRefreshStats* stats = nullptr);
+                              LftRefreshStats* stats = nullptr,
+                              const std::function<void()>& between = {});
+
+  /// Switches read per slice (SwitchInfo, then their blocks: ~180 SMPs a switch at 11k LIDs).
+  static constexpr std::size_t kSliceSwitches = 32;
 
   int fullReadEvery = 30;
 
@@ -125,6 +131,7 @@ class LftReader {
   ForwardingTablesPtr last_;
   std::chrono::nanoseconds lastFullReadTime_{0};
   std::uint64_t lastFullReadMads_ = 0;
+  const std::function<void()>* between_ = nullptr;  ///< During refresh() only.
   TopologyPtr pathsTopology_;
   std::vector<std::optional<mad::DirectedPath>> paths_;
 };

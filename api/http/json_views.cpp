@@ -325,6 +325,13 @@ json hostJson(const Topology& t, const Host& h, const ServiceState& s) {
           {"leaves", leaves}};
 }
 
+std::string_view linkStateName(const Link& link, bool active,
+                               const telemetry::LinkHealthReport* health) {
+  if (!active) return "down";
+  if (health) return telemetry::toString(health->state);
+  return link.belowEnabled() ? "degraded" : "ok";
+}
+
 json linkJson(const Topology& t, std::uint32_t index, const ServiceState& s) {
   const Link& l = t.links()[index];
   return linkJson(t, index, s, findHealth(s, t.node(l.a.node).guid, l.a.port));
@@ -349,8 +356,7 @@ json linkJson(const Topology& t, std::uint32_t index, const ServiceState& s,
             {"below_enabled", l.belowEnabled()},
             {"missing", absenceJson(l.missing)}};
   j["health"] = health ? healthReportJson(*health) : json();
-  j["state"] = health ? json(std::string(toString(health->state)))
-                      : json(active ? (l.belowEnabled() ? "degraded" : "ok") : "down");
+  j["state"] = linkStateName(l, active, health);
   auto side = [&](const Node& n, PortNum p) -> json {
     const auto r = s.ratesOf(PortKey{n.guid, p});
     if (!r) return json();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/http/json_views.h"
 #include "discovery/formats.h"
 
 namespace ibfabric::api {
@@ -137,10 +138,7 @@ LinkFacts ListIndex::linkFacts(const ServiceState& s, std::uint32_t index) const
   f.level = std::max(na.level, t.node(l.b.node).level);
   f.active = pa && pb && pa->state == PortState::kActive && pb->state == PortState::kActive;
   f.health = healthOfLink(s, index);
-  if (f.health)
-    f.state = telemetry::toString(f.health->state);
-  else
-    f.state = f.active ? (l.belowEnabled() ? "degraded" : "ok") : "down";
+  f.state = linkStateName(l, f.active, f.health);
   return f;
 }
 

@@ -81,7 +81,7 @@ class HealthLookup {
 struct LinkFacts {
   int level = kUnknownLevel;  ///< of the higher end
   bool active = false;        ///< both ends Active
-  /// "ok", "degraded", "faulty" or "down": the health report's state, else from the ports.
+  /// linkStateName(): "down" while a port is not Active, else the report's state, else the ports'.
   std::string_view state;
   const telemetry::LinkHealthReport* health = nullptr;
 };

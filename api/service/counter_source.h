@@ -39,10 +39,12 @@ class CounterSource {
   virtual std::optional<mad::MadEngineStats> engineStats() const { return std::nullopt; }
   /// The forwarding tables of `topology` (the one last given to setTopology): `previous` when
   /// still valid, else freshly read (routing/lft_reader.h). nullptr: this source has none.
-  /// `reason` says why tables were (re)read or kept. Throws SweepError when nothing can be asked.
+  /// `reason` says why tables were (re)read or kept. `between` (may be empty) is called between
+  /// the slices of a long read, on the calling thread, where the engine is free for other MADs
+  /// (the daemon's probes of suspected ports). Throws SweepError when nothing can be asked.
   virtual routing::ForwardingTablesPtr readForwardingTables(
       const TopologyPtr& /*topology*/, const routing::ForwardingTablesPtr& /*previous*/,
-      std::string* /*reason*/) {
+      std::string* /*reason*/, const std::function<void()>& /*between*/) {
     return nullptr;
   }
   virtual std::string describe() const = 0;

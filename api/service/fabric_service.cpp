@@ -21,6 +21,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using SysClock = std::chrono::system_clock;
+/// Switches with ports still coming up (or silent) are probed again this often.
+constexpr auto kPendingProbeEvery = std::chrono::milliseconds(200);
 
 }  // namespace
 
@@ -413,15 +415,33 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
     s.sweepSource = sourceName;
     s.sweep.succeeded(attempt, std::chrono::duration_cast<std::chrono::nanoseconds>(took));
   });
+  // The suspects are probed now, and every probe asked for meanwhile (a trap's, a switch whose
+  // port is still coming up) between the slices of the table read below: after an SM's routing
+  // pass that read is long, and a cable that came back must not wait for it.
+  for (const Lid lid : suspects) requestPortProbe(lid, true);
+  auto pendingAt = Clock::now();
+  const auto probesBetween = [&] {
+    std::set<Lid> lids;
+    {
+      std::lock_guard lock(mu_);
+      if (Clock::now() - pendingAt >= kPendingProbeEvery) {
+        probeRequests_.merge(pendingUp_);
+        pendingUp_.clear();
+        pendingAt = Clock::now();
+      }
+      lids = std::exchange(probeRequests_, {});
+    }
+    if (!lids.empty() && !stopping_) probeSwitches(lids, source.get());
+  };
+  probesBetween();
   // Forwarding tables ride on the same MAD engine (api/service/routing_state.h); never fails the
   // sweep.
   const auto before = state();
   // After the SM reported a routing pass (requestRouteRefresh) the tables are read in full.
   const bool forceRead = routeRefreshRequested_.exchange(false);
   auto routes = updateRoutes(*source, sweptTopology, forceRead ? nullptr : before->forwarding,
-                             forceRead ? nullptr : before->routeAnalysis);
+                             forceRead ? nullptr : before->routeAnalysis, probesBetween);
   if (routes.attempted) publish([&](ServiceState& s) { applyRoutesUpdate(s, routes); });
-  for (const Lid lid : suspects) requestPortProbe(lid, true);
   return true;
 }
 
@@ -552,7 +572,7 @@ void FabricService::sweepLoop() {
     for (;;) {
       // Switches with ports still coming up or silent are probed again within 200 ms.
       const auto until =
-          pendingUp_.empty() ? next : std::min(next, Clock::now() + std::chrono::milliseconds(200));
+          pendingUp_.empty() ? next : std::min(next, Clock::now() + kPendingProbeEvery);
       cv_.wait_until(lock, until, [&] {
         return stopping_ || topologyGeneration_ != generation || !clearJobs_.empty() ||
                !probeRequests_.empty() || (ok && routeRefreshRequested_);

@@ -73,10 +73,11 @@ class UmadCounterSource final : public CounterSource {
   std::optional<mad::MadEngineStats> engineStats() const override { return engine_->stats(); }
   routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& topology,
                                                     const routing::ForwardingTablesPtr& previous,
-                                                    std::string* reason) override {
+                                                    std::string* reason,
+                                                    const std::function<void()>& between) override {
     ensureSweeper();
     routing::LftRefreshStats st;
-    auto tables = lfts_->refresh(topology, previous, &st);
+    auto tables = lfts_->refresh(topology, previous, &st, between);
     if (reason) *reason = st.reason;
     return tables;
   }

@@ -88,9 +88,10 @@ ClearCountersResult FakeCounterSource::clearCounters(telemetry::PortKey key, Lid
 }
 
 routing::ForwardingTablesPtr FakeCounterSource::readForwardingTables(
-    const TopologyPtr& topology, const routing::ForwardingTablesPtr& previous,
-    std::string* reason) {
+    const TopologyPtr& topology, const routing::ForwardingTablesPtr& previous, std::string* reason,
+    const std::function<void()>& between) {
   if (!control_->serveTables || !topology) return nullptr;
+  if (between) between();
   if (previous && previous->topology() == topology) {
     if (reason) *reason = "unchanged";
     return previous;

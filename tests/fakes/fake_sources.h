@@ -67,7 +67,8 @@ class FakeCounterSource final : public CounterSource {
   ClearCountersResult clearCounters(telemetry::PortKey key, Lid lid) override;
   routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& topology,
                                                     const routing::ForwardingTablesPtr& previous,
-                                                    std::string* reason) override;
+                                                    std::string* reason,
+                                                    const std::function<void()>& between) override;
 
  private:
   std::shared_ptr<FakeCounterControl> control_;

@@ -4,6 +4,7 @@
 // routing passes that changed LFTs reach the refresh hook once; the link status is published.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -33,6 +34,9 @@ struct ProbeScript {
   std::mutex mu;
   std::map<std::pair<std::uint16_t, int>, mad::PortInfo> answers;
   int probes = 0;
+  /// Run once by the next forwarding-table read, before it calls its `between` hook.
+  std::function<void()> duringRead;
+  int probesWhenReadEnded = -1;
   void set(Lid lid, int p, PortState s, PhysPortState ph) {
     std::lock_guard lock(mu);
     mad::PortInfo info;
@@ -60,6 +64,24 @@ class ProbingSource final : public CounterSource {
                                                  : std::optional<mad::PortInfo>(it->second));
     }
     return out;
+  }
+  /// A read in two slices: what the test asked for, then the hook between the slices.
+  routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& t,
+                                                    const routing::ForwardingTablesPtr& previous,
+                                                    std::string* reason,
+                                                    const std::function<void()>& between) override {
+    std::function<void()> during;
+    {
+      std::lock_guard lock(script_->mu);
+      during = std::exchange(script_->duringRead, {});
+    }
+    if (during) {
+      during();
+      if (between) between();
+      std::lock_guard lock(script_->mu);
+      script_->probesWhenReadEnded = script_->probes;
+    }
+    return fake_.readForwardingTables(t, previous, reason, between);
   }
 
  private:
@@ -132,6 +154,34 @@ TEST(ApiOsmService, TrapReprobesTheSwitchAndPublishesLinkDownWithoutACrawl) {
   const Port* leaf2 = s->topology->findNode(kLeaf)->port(PortNum{2});
   ASSERT_TRUE(leaf2->activeRate);
   EXPECT_EQ(*leaf2->activeRate, k4xHdr);  // the rate it had before the cable went down
+}
+
+TEST(ApiOsmService, AProbeAskedForDuringATableReadRunsBeforeTheReadEnds) {
+  Harness h;
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
+  h.script->set(kLeafLid, 2, PortState::kDown, PhysPortState::kPolling);
+  h.script->set(kSpineLid, 1, PortState::kDown, PhysPortState::kPolling);
+  {
+    std::lock_guard lock(h.script->mu);
+    h.script->duringRead = [&] { h.service->requestPortProbe(kLeafLid); };  // a trap meanwhile
+  }
+  h.service->requestRouteRefresh("test: a routing pass");  // a sweep, then a table read
+  ASSERT_TRUE(waitFor(
+      [&] {
+        std::lock_guard lock(h.script->mu);
+        return h.script->probesWhenReadEnded >= 0;
+      },
+      10s));
+  {
+    std::lock_guard lock(h.script->mu);
+    EXPECT_GE(h.script->probesWhenReadEnded, 1);  // probed inside the read
+  }
+  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkDown).size() == 1; }, 10s));
+  {
+    std::lock_guard lock(h.script->mu);
+    EXPECT_EQ(h.script->probes, h.script->probesWhenReadEnded);  // and none after it
+  }
+  EXPECT_EQ(h.topo->calls(), 1);  // no crawl
 }
 
 TEST(ApiOsmService, SilentPortsAreProbedAgainBeforeACrawl) {

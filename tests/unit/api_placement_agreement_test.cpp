@@ -39,8 +39,9 @@ class HotLinkCounters final : public CounterSource {
   }
   routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& topology,
                                                     const routing::ForwardingTablesPtr& previous,
-                                                    std::string* reason) override {
-    return inner_.readForwardingTables(topology, previous, reason);
+                                                    std::string* reason,
+                                                    const std::function<void()>& between) override {
+    return inner_.readForwardingTables(topology, previous, reason, between);
   }
   std::string describe() const override { return "hot-links"; }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -174,6 +175,40 @@ TEST(LftReader, RefreshProbesAndRereadsOnChange) {
   h.reader->refresh(topo2, t3, &st);
   EXPECT_TRUE(st.fullRead);
   EXPECT_EQ(st.reason, "age");
+}
+
+TEST(LftReader, ALongReadLetsTheCallerUseTheEngineBetweenItsSlices) {
+  // 70 switches: three slices of at most kSliceSwitches.
+  auto topo = testing::routableTopology(testing::twoLevel(60, 10, 1));
+  auto truth = computeShortestPathTables(topo);
+  Harness h(*truth);
+  const Lid someSwitch = truth->table(topo->nodesAtLevel(1).front())->switchLid;
+  std::vector<std::size_t> askedAt;  // MADs answered when the hook ran
+  int probesAnswered = 0;
+  const std::function<void()> between = [&] {
+    {
+      std::lock_guard lock(h.switches.mu);
+      askedAt.push_back(h.switches.asked);
+    }
+    // What the daemon does there: its own MADs on the same engine (a PortInfo probe).
+    std::vector<mad::MadRequest> probe;
+    probe.push_back({mad::smpAddress(someSwitch), mad::buildSwitchInfoGet(), {}});
+    probesAnswered += h.engine->run(std::move(probe)).front().ok() ? 1 : 0;
+  };
+  LftRefreshStats st;
+  auto tables = h.reader->refresh(topo, nullptr, &st, between);
+  ASSERT_EQ(topo->switchCount(), 70u);
+  EXPECT_EQ(askedAt.size(), 2u);  // between slices 1-2 and 2-3, not before or after
+  EXPECT_EQ(probesAnswered, 2);
+  for (std::size_t i = 1; i < askedAt.size(); ++i) EXPECT_GT(askedAt[i], askedAt[i - 1]);
+  EXPECT_TRUE(tableDifferences(*tables, *truth).empty());
+  EXPECT_EQ(tables->switchesWithTables(), 70u);
+
+  // An incremental refresh that re-reads nothing (70 probes in one batch) has no slices.
+  askedAt.clear();
+  EXPECT_EQ(h.reader->refresh(topo, tables, &st, between), tables);
+  EXPECT_EQ(st.reason, "unchanged");
+  EXPECT_TRUE(askedAt.empty());
 }
 
 }  // namespace
