@@ -272,6 +272,9 @@ ExportLayout buildExportLayout(TopologyPtr topology, const ExportOptions& option
     for (const auto& h : ls.hosts) layout.hosts[h] = HostPlace{i, hostLeaves[h]};
   }
   layout.leafSets = std::move(leafSets);
+  std::vector<std::string> allHosts;
+  for (const Host& h : t.hosts()) allHosts.push_back(h.name);
+  layout.k8sNames = resolveK8sNodeNames(allHosts, options.k8sNodeNames.get());
   return layout;
 }
 

@@ -19,12 +19,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "discovery/topology.h"
+#include "scheduler_hooks/k8s_names.h"
 
 namespace ibfabric::scheduler_hooks {
 
@@ -58,6 +60,8 @@ struct ExportOptions {
   /// or erroring link with every HCA up stay.
   bool excludeUnhealthy = false;
   HostHealthMap health;
+  /// Kubernetes node names that differ from what kubelet makes of the host names; null = none.
+  std::shared_ptr<const K8sNodeNameMap> k8sNodeNames;
 };
 
 struct LeafSet {
@@ -89,6 +93,8 @@ struct ExportLayout {
   std::map<std::string, HostPlace> hosts;  ///< hosts kept, by name
   /// Hosts left out and why ("dgx0007: down (dgx0007 mlx5_2 port 1: link down)").
   std::vector<std::string> excluded;
+  /// The Kubernetes node name of every host of the snapshot (kept or not; k8s_names.h).
+  K8sNodeNames k8sNames;
 
   const std::string& switchName(NodeIndex n) const { return switchNames.at(n); }
   const LeafSet* leafSetOf(std::string_view host) const;

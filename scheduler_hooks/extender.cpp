@@ -115,6 +115,12 @@ std::optional<routing::CommPattern> patternOf(const std::string& v) {
   return std::nullopt;
 }
 
+/// The context's layout, or one built for this request.
+std::shared_ptr<const ExportLayout> layoutOf(const ExtenderContext& ctx) {
+  if (ctx.layout) return ctx.layout;
+  return std::make_shared<const ExportLayout>(buildExportLayout(ctx.topology));
+}
+
 const HostStatus* statusOf(const ExtenderContext& ctx, const std::string& host) {
   auto it = ctx.health.find(host);
   return it == ctx.health.end() ? nullptr : &it->second;
@@ -122,11 +128,15 @@ const HostStatus* statusOf(const ExtenderContext& ctx, const std::string& host) 
 
 }  // namespace
 
-std::optional<std::string> fabricHostOf(const Topology& topology, std::string_view nodeName) {
-  if (topology.findHost(nodeName)) return std::string(nodeName);
-  auto dot = nodeName.find('.');
-  if (dot != std::string_view::npos && dot > 0 && topology.findHost(nodeName.substr(0, dot)))
-    return std::string(nodeName.substr(0, dot));
+std::optional<std::string> fabricHostOf(const ExportLayout& layout, std::string_view nodeName) {
+  const auto& byNode = layout.k8sNames.hostOfNode;
+  const std::string name(nodeName);
+  if (auto it = byNode.find(name); it != byNode.end()) return it->second;
+  const auto dot = name.find('.');
+  if (dot != std::string::npos && dot > 0)
+    if (auto it = byNode.find(name.substr(0, dot)); it != byNode.end()) return it->second;
+  // A fabric host name as such (peer hostlists may name hosts, not nodes).
+  if (layout.topology && layout.topology->findHost(nodeName)) return name;
   return std::nullopt;
 }
 
@@ -142,13 +152,14 @@ ExtenderReply extenderFilter(std::string_view body, const ExtenderContext& ctx) 
           400, std::string(kAnnotationAllowDegraded) + ": not a boolean: '" + it->second + "'");
     allowDegraded = *v;
   }
+  const std::shared_ptr<const ExportLayout> layout = layoutOf(ctx);
   json passedNames = json::array();
   json passedItems = json::array();
   json failed = json::object();
   for (std::size_t i = 0; i < args.names.size(); ++i) {
     const std::string& name = args.names[i];
     std::string why;
-    auto host = fabricHostOf(*ctx.topology, name);
+    auto host = fabricHostOf(*layout, name);
     const HostStatus* st = statusOf(ctx, host.value_or(name));
     if (!host && !st) st = statusOf(ctx, name.substr(0, name.find('.')));  // a vanished host
     if (st && st->health >= HostHealth::kFaulty) {
@@ -190,7 +201,8 @@ ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& c
   };
   if (auto err = parseArgs(body, args)) return error(400, *err);
   if (!ctx.topology) return error(503, "the fabric has not been discovered yet");
-  const Topology& t = *ctx.topology;
+  const std::shared_ptr<const ExportLayout> built = layoutOf(ctx);
+  const ExportLayout& layout = *built;
 
   routing::CommPattern pattern = routing::CommPattern::kRingAllreduce;
   bool patternGiven = false;
@@ -215,17 +227,14 @@ ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& c
       return error(400, std::string(kAnnotationPeerHosts) + ": " + e.what());
     }
     for (const auto& n : names)
-      if (auto h = fabricHostOf(t, n)) peers.insert(*h);
+      if (auto h = fabricHostOf(layout, n)) peers.insert(*h);
   }
   if (auto it = args.annotations.find(kAnnotationJobGroup);
       it != args.annotations.end() && ctx.jobGroupHosts) {
     for (const auto& n : ctx.jobGroupHosts(it->second))
-      if (auto h = fabricHostOf(t, n)) peers.insert(*h);
+      if (auto h = fabricHostOf(layout, n)) peers.insert(*h);
   }
 
-  std::shared_ptr<const ExportLayout> built = ctx.layout;
-  if (!built) built = std::make_shared<const ExportLayout>(buildExportLayout(ctx.topology));
-  const ExportLayout& layout = *built;
   auto coolness = [&](const std::string& host) {
     auto it = layout.hosts.find(host);
     if (it == layout.hosts.end() || !ctx.uplinkUtilization) return 1.0;
@@ -259,7 +268,7 @@ ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& c
     req.allowDegraded = allowDegraded;
     std::set<std::string> cands(peers.begin(), peers.end());
     for (const auto& n : args.names)
-      if (auto h = fabricHostOf(t, n)) cands.insert(*h);
+      if (auto h = fabricHostOf(layout, n)) cands.insert(*h);
     req.candidates.assign(cands.begin(), cands.end());
     req.alternatives = std::min<int>(5, static_cast<int>(cands.size()));
     try {
@@ -277,7 +286,7 @@ ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& c
 
   json out = json::array();
   for (const auto& name : args.names) {
-    auto host = fabricHostOf(t, name);
+    auto host = fabricHostOf(layout, name);
     double score = 0;
     if (host) {
       double cool = coolness(*host);

@@ -56,7 +56,8 @@ struct ExtenderContext {
   TopologyPtr topology;
   /// Hosts whose HCA links are not ok.
   HostHealthMap health;
-  /// buildExportLayout(topology), when the caller keeps one (else built per request).
+  /// buildExportLayout(topology) with the K8sNodeNameMap, when the caller keeps one (else built
+  /// per request, without a map).
   std::shared_ptr<const ExportLayout> layout;
   /// Utilization in [0, 1] of a leaf switch's up-links (the busier direction, averaged over its
   /// up ports); nullopt when unknown. Optional.
@@ -77,8 +78,10 @@ ExtenderReply extenderFilter(std::string_view body, const ExtenderContext& conte
 /// POST /scheduler/prioritize: body = ExtenderArgs, reply = HostPriorityList.
 ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& context);
 
-/// The fabric host a Kubernetes node name stands for: the same name, else its first DNS label
-/// ("dgx0001.cluster.local" -> "dgx0001"); nullopt when the fabric has neither.
-std::optional<std::string> fabricHostOf(const Topology& topology, std::string_view nodeName);
+/// The fabric host a Kubernetes node name stands for, by the name policy of k8s_names.h (the
+/// layout's node names: kubelet's lower-cased host name or the K8sNodeNameMap): the node name,
+/// else its first DNS label ("dgx0001.cluster.local"), else a fabric host of exactly that name
+/// (peer hostlists may list hosts); nullopt when none matches.
+std::optional<std::string> fabricHostOf(const ExportLayout& layout, std::string_view nodeName);
 
 }  // namespace ibfabric::scheduler_hooks

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "scheduler_hooks/export_k8s.h"
+#include "scheduler_hooks/export_volcano.h"
 #include "tests/support/fabrics.h"
 #include "tests/support/golden.h"
 
@@ -122,7 +123,7 @@ TEST(K8sLabels, KueueTopologyNamesAndApiVersionsAreChecked) {
 
 TEST(Volcano, SuperpodRailLeavesOfOneSuAreGroupedIntoOneTier2HyperNode) {
   ExportLayout layout = buildExportLayout(superpod(2));
-  auto hns = volcanoHyperNodes(layout);
+  auto hns = volcanoHyperNodes(layout).items;
   int tier1 = 0, tier2 = 0, tier3 = 0;
   for (const auto& h : hns) {
     tier1 += h.tier == 1;
@@ -157,16 +158,17 @@ TEST(Volcano, SuperpodRailLeavesOfOneSuAreGroupedIntoOneTier2HyperNode) {
   EXPECT_NE(yaml.find("---\napiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\n"
                       "metadata:\n  name: su01\n"),
             std::string::npos);
-  EXPECT_NE(yaml.find("spec:\n  tier: 2\n  members:\n  - type: HyperNode\n    selector:\n"
-                      "      exactMatch:\n        name: \"leaf-su1-r1\"\n"),
-            std::string::npos);
+  EXPECT_NE(
+      yaml.find("spec:\n  tier: 2\n  tierName: su\n  members:\n  - type: HyperNode\n    selector:\n"
+                "      exactMatch:\n        name: \"leaf-su1-r1\"\n"),
+      std::string::npos);
   EXPECT_NE(yaml.find("  - type: Node\n    selector:\n      exactMatch:\n        name: "
                       "\"dgx0001\"\n"),
             std::string::npos);
 }
 
 TEST(Volcano, NineSusHaveOneSpineGroupEachAndARootOverTheUnits) {
-  auto hns = volcanoHyperNodes(buildExportLayout(superpod(9)));
+  auto hns = volcanoHyperNodes(buildExportLayout(superpod(9))).items;
   // 72 leaves, 9 SUs; every spine group holds one SU, so no group tier; a root over the SUs.
   EXPECT_EQ(hns.size(), 72u + 9u + 1u);
   const HyperNode& root = hns.back();
@@ -180,7 +182,7 @@ TEST(Volcano, ThreeLevelLeavesGroupedByPod) {
   ExportLayout layout =
       buildExportLayout(testing::crawledTopology(testing::threeLevel(2, 2, 2, 2, 2)));
   EXPECT_FALSE(layout.railOptimized);
-  auto hns = volcanoHyperNodes(layout);
+  auto hns = volcanoHyperNodes(layout).items;
   ASSERT_EQ(hns.size(), 4u + 2u + 1u);
   EXPECT_EQ(hns[0].name, "leaf-p1-01");
   EXPECT_EQ(hns[0].members, (std::vector<std::string>{"dgx0001", "dgx0002"}));

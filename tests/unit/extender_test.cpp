@@ -111,8 +111,9 @@ TEST(ExtenderFilter, FqdnNodeNamesAndAnyFieldCaseAreAccepted) {
   auto r = extenderFilter(body, context());
   ASSERT_EQ(r.status, 200) << r.body.dump();
   EXPECT_EQ(r.body["NodeNames"], json({"dgx0001.cluster.local", "dgx0002"}));
-  EXPECT_EQ(fabricHostOf(*context().topology, "dgx0001.cluster.local"), "dgx0001");
-  EXPECT_EQ(fabricHostOf(*context().topology, "dgx9999.cluster.local"), std::nullopt);
+  const ExportLayout layout = buildExportLayout(context().topology);
+  EXPECT_EQ(fabricHostOf(layout, "dgx0001.cluster.local"), "dgx0001");
+  EXPECT_EQ(fabricHostOf(layout, "dgx9999.cluster.local"), std::nullopt);
   // A host the daemon knows is down but the topology no longer has, by its FQDN.
   ExtenderContext ctx = context();
   ctx.health["dgx9999"] = {HostHealth::kDown, "no longer seen by the crawls"};

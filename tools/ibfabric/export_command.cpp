@@ -19,6 +19,8 @@
 #include "discovery/topology_compare.h"
 #include "scheduler_hooks/export_k8s.h"
 #include "scheduler_hooks/export_slurm.h"
+#include "scheduler_hooks/export_volcano.h"
+#include "scheduler_hooks/k8s_node_name_map.h"
 #include "tools/ibfabric/commands.h"
 
 namespace ibfabric::cli {
@@ -36,6 +38,7 @@ struct ExportArgs {
   std::string from;
   std::string server;
   std::string nodeNameMap;
+  std::string k8sNodeNameMap;
   std::string output;
   CrawlOptions crawl;
 };
@@ -96,6 +99,25 @@ TopologyPtr loadTopology(ExportArgs& args) {
   }
 }
 
+std::shared_ptr<const sh::K8sNodeNameMap> loadK8sNodeNames(const ExportArgs& args) {
+  if (args.k8sNodeNameMap.empty()) return nullptr;
+  try {
+    auto map = std::make_shared<sh::K8sNodeNameMap>(sh::K8sNodeNameMap::load(args.k8sNodeNameMap));
+    for (const auto& p : map->problems())
+      std::fprintf(stderr, "ibfabric: warning: %s (line skipped)\n", p.message.c_str());
+    return map;
+  } catch (const std::runtime_error& e) {
+    throw CliError(e.what());
+  }
+}
+
+void warnSkipped(const std::vector<std::string>& skipped) {
+  for (const auto& e : skipped) std::fprintf(stderr, "ibfabric: warning: skipped %s\n", e.c_str());
+  if (!skipped.empty())
+    std::fprintf(stderr, "ibfabric: warning: %zu name(s) skipped (not valid in Kubernetes)\n",
+                 skipped.size());
+}
+
 void runExport(ExportArgs& args) {
   if (!args.from.empty() && !args.server.empty())
     throw CliError("give either --from FILE or --server URL, not both");
@@ -109,6 +131,10 @@ void runExport(ExportArgs& args) {
     }
     return write(args, sh::kueueTopologyYaml(args.name, args.apiVersion));
   }
+  if (!args.server.empty() && !args.k8sNodeNameMap.empty())
+    throw CliError(
+        "--k8s-node-name-map applies to --from and crawls; the daemon uses its own "
+        "k8s_node_name_map");
   if (!args.server.empty()) {
     std::string path;
     if (args.what == "slurm-topology") {
@@ -125,12 +151,14 @@ void runExport(ExportArgs& args) {
   sh::ExportOptions options;
   options.excludeUnhealthy = args.excludeUnhealthy;
   options.health = sh::hostHealthFromTopology(*topology);
+  options.k8sNodeNames = loadK8sNodeNames(args);
   sh::ExportLayout layout = sh::buildExportLayout(topology, options);
   for (const auto& e : layout.excluded) std::fprintf(stderr, "ibfabric: left out %s\n", e.c_str());
   if (args.what == "slurm-topology") {
     if (layout.leafSets.empty()) throw CliError("no hosts to export");
     write(args, sh::slurmTopologyConf(layout, *sh::parseSlurmPlugin(args.plugin)));
   } else if (args.what == "k8s-labels") {
+    warnSkipped(sh::nodeLabels(layout).skipped);
     if (args.format == "json") {
       write(args, sh::labelsJson(layout).dump(2) + "\n");
     } else if (args.format == "yaml") {
@@ -139,6 +167,7 @@ void runExport(ExportArgs& args) {
       write(args, sh::formatKubectlLabels(layout));
     }
   } else {
+    warnSkipped(sh::volcanoHyperNodes(layout).skipped);
     write(args, sh::volcanoHyperNodesYaml(layout));
   }
 }
@@ -155,6 +184,10 @@ CLI::App* addOne(CLI::App& parent, const std::string& name, const std::string& h
                     "ask a running ibfabricd (http://HOST:PORT), with its link health");
     cmd->add_option("--node-name-map", args->nodeNameMap,
                     "file of <guid> \"<name>\" lines applied to node descriptions");
+    if (name != "slurm-topology")
+      cmd->add_option("--k8s-node-name-map", args->k8sNodeNameMap,
+                      "file of '<host> <node-name>' lines: Kubernetes node names that are not "
+                      "the lower-cased host names");
     addCrawlOptions(*cmd, args->crawl);
   }
   cmd->add_option("-o,--output", args->output, "write to FILE instead of stdout");

@@ -3,6 +3,7 @@
 // (HostLayoutCache's health).
 #include <httplib.h>
 
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "api/http/host_layout_cache.h"
@@ -13,6 +14,7 @@
 #include "api/http/state_guards.h"
 #include "scheduler_hooks/export_k8s.h"
 #include "scheduler_hooks/export_slurm.h"
+#include "scheduler_hooks/export_volcano.h"
 
 namespace ibfabric::api {
 namespace {
@@ -29,7 +31,15 @@ std::shared_ptr<const sh::ExportLayout> layoutFor(HostLayoutCache& cache, const 
   sh::ExportOptions o;
   o.excludeUnhealthy = true;
   o.health = prepared->health;
+  o.k8sNodeNames = cache.k8sNodeNames();
   return std::make_shared<const sh::ExportLayout>(sh::buildExportLayout(s->topology, o));
+}
+
+/// One warning line per export that skipped names (the answer lists them and their count).
+void warnSkipped(const char* what, const std::vector<std::string>& skipped) {
+  if (skipped.empty()) return;
+  spdlog::warn("export {}: {} name(s) skipped (not valid in Kubernetes), first: {}", what,
+               skipped.size(), skipped.front());
 }
 
 void slurmTopology(FabricService& service, HostLayoutCache& cache, const Request& req,
@@ -55,6 +65,7 @@ void k8sLabels(FabricService& service, HostLayoutCache& cache, const Request& re
   auto s = requireTopology(service, res, CrawlError::kHide);
   if (!s) return;
   auto layout = layoutFor(cache, s, *exclude);
+  warnSkipped("k8s-labels", sh::nodeLabels(*layout).skipped);
   if (format == "json") {
     res.set_content(safeDump(sh::labelsJson(*layout)) + "\n", "application/json");
   } else if (format == "yaml") {
@@ -88,7 +99,9 @@ void addExportRoutes(Router& r) {
     if (!exclude) return;
     auto s = requireTopology(service, res, CrawlError::kHide);
     if (!s) return;
-    res.set_content(sh::volcanoHyperNodesYaml(*layoutFor(cache, s, *exclude)), "application/yaml");
+    auto layout = layoutFor(cache, s, *exclude);
+    warnSkipped("volcano-hypernodes", sh::volcanoHyperNodes(*layout).skipped);
+    res.set_content(sh::volcanoHyperNodesYaml(*layout), "application/yaml");
   });
 }
 
