@@ -10,65 +10,38 @@ namespace ibfabric::scheduler_hooks {
 namespace {
 
 constexpr const char* kRootName = "ibfabric-root";
+constexpr const char* kTierLeaf = "leaf";
+constexpr const char* kTierSu = "su";
+constexpr const char* kTierSpineGroup = "spine-group";
+constexpr const char* kTierFabric = "fabric";
 
-/// The tiers with the layout's names (switch, leaf-set and group names; hosts).
+/// The tiers with the layout's names (leaf-set and group names; hosts): tier 1 the leaf sets
+/// (each host in exactly one), then the spine groups when some group holds several leaf sets,
+/// then a root when more than one HyperNode is left on top.
 std::vector<HyperNode> rawHyperNodes(const ExportLayout& layout) {
   std::vector<HyperNode> out;
-  std::vector<std::vector<std::string>> current(layout.groups.size());  // top names per group
-  // Tier 1: leaf switches with their hosts.
+  const std::string unit = layout.railOptimized ? kTierSu : kTierLeaf;
+  std::vector<std::vector<std::string>> byGroup(layout.groups.size());
   for (const LeafSet& ls : layout.leafSets) {
-    std::vector<std::string> leafNames;
-    for (NodeIndex leaf : ls.leaves) {
-      HyperNode hn{layout.switchName(leaf), 1, "leaf", true, {}};
-      for (const auto& host : ls.hosts) {
-        const HostPlace& place = layout.hosts.at(host);
-        for (const auto& [rail, l] : place.leaves)
-          if (l == leaf) hn.members.push_back(host);
-      }
-      std::sort(hn.members.begin(), hn.members.end());
-      hn.members.erase(std::unique(hn.members.begin(), hn.members.end()), hn.members.end());
-      if (hn.members.empty()) continue;
-      leafNames.push_back(hn.name);
-      out.push_back(std::move(hn));
-    }
-    auto& top = current.at(static_cast<std::size_t>(ls.group));
-    if (layout.railOptimized && leafNames.size() > 1) continue;  // grouped at tier 2 below
-    top.insert(top.end(), leafNames.begin(), leafNames.end());
+    out.push_back({ls.name, 1, unit, true, ls.hosts});
+    byGroup.at(static_cast<std::size_t>(ls.group)).push_back(ls.name);
   }
   int tier = 1;
-  // Tier 2 on rail-optimized fabrics: one per scalable unit, its rail leaves as members.
-  if (layout.railOptimized) {
-    ++tier;
-    for (const LeafSet& ls : layout.leafSets) {
-      if (ls.leaves.size() < 2) continue;
-      HyperNode hn{ls.name, tier, "su", false, {}};
-      for (NodeIndex leaf : ls.leaves) hn.members.push_back(layout.switchName(leaf));
-      std::sort(hn.members.begin(), hn.members.end());
-      current.at(static_cast<std::size_t>(ls.group)).push_back(hn.name);
-      out.push_back(std::move(hn));
-    }
-  }
-  // Spine groups, when some group holds more than one unit.
-  bool anyMulti = std::any_of(current.begin(), current.end(),
-                              [](const auto& names) { return names.size() > 1; });
   std::vector<std::string> top;
-  if (anyMulti) {
-    ++tier;
-    for (std::size_t g = 0; g < layout.groups.size(); ++g) {
-      if (current[g].empty()) continue;
-      HyperNode hn{layout.groups[g].name, tier, "spine-group", false, current[g]};
-      std::sort(hn.members.begin(), hn.members.end());
-      top.push_back(hn.name);
-      out.push_back(std::move(hn));
+  const bool groupTier = std::any_of(byGroup.begin(), byGroup.end(),
+                                     [](const auto& names) { return names.size() > 1; });
+  if (groupTier) ++tier;
+  for (std::size_t g = 0; g < layout.groups.size(); ++g) {
+    if (!groupTier) {
+      top.insert(top.end(), byGroup[g].begin(), byGroup[g].end());
+      continue;
     }
-  } else {
-    for (const auto& names : current) top.insert(top.end(), names.begin(), names.end());
+    if (byGroup[g].empty()) continue;
+    out.push_back({layout.groups[g].name, tier, kTierSpineGroup, false, byGroup[g]});
+    top.push_back(layout.groups[g].name);
   }
-  if (top.size() > 1) {
-    HyperNode root{kRootName, tier + 1, "fabric", false, top};
-    std::sort(root.members.begin(), root.members.end());
-    out.push_back(std::move(root));
-  }
+  if (top.size() > 1) out.push_back({kRootName, tier + 1, kTierFabric, false, top});
+  for (HyperNode& hn : out) std::sort(hn.members.begin(), hn.members.end());
   return out;
 }
 

@@ -1,8 +1,12 @@
-// Volcano HyperNode objects (topology.volcano.sh/v1alpha1, cluster-scoped) of an ExportLayout:
-// tier 1 one per leaf switch with its hosts as Node members; on a rail-optimized fabric tier 2
-// one per scalable unit whose members are its rail leaves' HyperNodes; then one per spine group
-// when a group holds more than one unit; a root over the top tier when there is more than one
-// top HyperNode (docs/scheduler.md "Volcano HyperNodes").
+// Volcano HyperNode objects (topology.volcano.sh/v1alpha1, cluster-scoped) of an ExportLayout
+// (docs/scheduler.md "Volcano HyperNodes"):
+//   tier 1  one per leaf set, its hosts as Node members: a scalable unit on a rail-optimized
+//           fabric (all rail leaves of the SU: the hosts that share them), a leaf switch
+//           elsewhere; so each node is in exactly one tier-1 HyperNode (tierName su | leaf);
+//   tier 2  one per spine group, its leaf sets as members, when some group holds more than one
+//           (tierName spine-group);
+//   top     ibfabric-root over the top tier when more than one HyperNode is left there
+//           (tierName fabric).
 //
 // Names follow k8s_names.h: Node members are Kubernetes node names (hosts without one are left
 // out), HyperNode names are RFC 1123 object names (sanitized, with a stable hash suffix when
