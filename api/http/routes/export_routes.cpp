@@ -1,5 +1,5 @@
-// The fabric as schedulers read it: Slurm topology.conf, Kubernetes node labels, a Kueue
-// Topology and Volcano HyperNodes; with exclude_unhealthy=true without the unhealthy hosts
+// The fabric as schedulers read it: Slurm topology.conf or topology.yaml, Kubernetes node labels, a
+// Kueue Topology and Volcano HyperNodes; with exclude_unhealthy=true without the unhealthy hosts
 // (HostLayoutCache's health).
 #include <httplib.h>
 
@@ -14,6 +14,7 @@
 #include "api/http/state_guards.h"
 #include "scheduler_hooks/export_k8s.h"
 #include "scheduler_hooks/export_slurm.h"
+#include "scheduler_hooks/export_slurm_yaml.h"
 #include "scheduler_hooks/export_volcano.h"
 
 namespace ibfabric::api {
@@ -42,17 +43,40 @@ void warnSkipped(const char* what, const std::vector<std::string>& skipped) {
                skipped.size(), skipped.front());
 }
 
+/// topology.yaml's options from format=yaml's parameters; false when answered with a 400.
+bool slurmYamlOptions(const Request& req, Response& res, sh::SlurmYamlOptions& o) {
+  o.prefix = paramOr(req, "name", "ibfabric");
+  if (auto problem = sh::slurmYamlPrefixProblem(o.prefix)) {
+    sendError(res, 400, *problem);
+    return false;
+  }
+  if (req.has_param("topologies")) {
+    if (auto problem = sh::parseSlurmYamlEntries(req.get_param_value("topologies"), o.entries)) {
+      sendError(res, 400, *problem);
+      return false;
+    }
+  }
+  return true;
+}
+
 void slurmTopology(FabricService& service, HostLayoutCache& cache, const Request& req,
                    Response& res) {
+  const std::string format = paramOr(req, "format", "conf");
+  if (format != "conf" && format != "yaml")
+    return sendError(res, 400, "bad format (conf|yaml): " + format);
   const std::string pluginText = paramOr(req, "plugin", "tree");
   auto plugin = sh::parseSlurmPlugin(pluginText);
   if (!plugin) return sendError(res, 400, "bad plugin (tree|block): " + pluginText);
+  sh::SlurmYamlOptions yamlOptions;
+  if (format == "yaml" && !slurmYamlOptions(req, res, yamlOptions)) return;
   auto exclude = boolParam(req, "exclude_unhealthy", res);
   if (!exclude) return;
   auto s = requireTopology(service, res, CrawlError::kHide);
   if (!s) return;
   auto layout = layoutFor(cache, s, *exclude);
   if (layout->leafSets.empty()) return sendError(res, 409, "no hosts to export");
+  if (format == "yaml")
+    return res.set_content(sh::slurmTopologyYaml(*layout, yamlOptions), "application/yaml");
   res.set_content(sh::slurmTopologyConf(*layout, *plugin), "text/plain");
 }
 
