@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "discovery/hostlist.h"
+#include "scheduler_hooks/extender_scores.h"
 
 namespace ibfabric::scheduler_hooks {
 namespace {
@@ -205,13 +206,11 @@ ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& c
   const ExportLayout& layout = *built;
 
   routing::CommPattern pattern = routing::CommPattern::kRingAllreduce;
-  bool patternGiven = false;
   if (auto it = args.annotations.find(kAnnotationPattern); it != args.annotations.end()) {
     auto p = patternOf(it->second);
     if (!p)
       return error(400, std::string(kAnnotationPattern) + ": unknown pattern '" + it->second + "'");
     pattern = *p;
-    patternGiven = true;
   }
   bool allowDegraded = false;
   if (auto it = args.annotations.find(kAnnotationAllowDegraded); it != args.annotations.end())
@@ -235,84 +234,25 @@ ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& c
       if (auto h = fabricHostOf(layout, n)) peers.insert(*h);
   }
 
-  auto coolness = [&](const std::string& host) {
-    auto it = layout.hosts.find(host);
-    if (it == layout.hosts.end() || !ctx.uplinkUtilization) return 1.0;
-    double sum = 0;
-    int n = 0;
-    std::set<NodeIndex> seen;
-    for (const auto& [rail, leaf] : it->second.leaves) {
-      if (!seen.insert(leaf).second) continue;
-      if (auto u = ctx.uplinkUtilization(leaf)) {
-        sum += std::clamp(*u, 0.0, 1.0);
-        ++n;
-      }
-    }
-    return n == 0 ? 1.0 : 1.0 - sum / n;
-  };
-  auto affinity = [&](const std::string& a, const std::string& b) {
-    auto ia = layout.hosts.find(a), ib = layout.hosts.find(b);
-    if (ia == layout.hosts.end() || ib == layout.hosts.end()) return 0.0;
-    if (ia->second.leafSet == ib->second.leafSet) return 1.0;
-    if (layout.leafSets[ia->second.leafSet].group == layout.leafSets[ib->second.leafSet].group)
-      return 0.5;
-    return 0.0;
-  };
-
-  // The placement engine's view, when there is one.
-  std::map<std::string, double> placerScore;
-  if (ctx.placer && (!peers.empty() || patternGiven)) {
-    routing::PlacementRequest req;
-    req.hosts = static_cast<int>(peers.size()) + 1;
-    req.pattern = pattern;
-    req.allowDegraded = allowDegraded;
-    std::set<std::string> cands(peers.begin(), peers.end());
-    for (const auto& n : args.names)
-      if (auto h = fabricHostOf(layout, n)) cands.insert(*h);
-    req.candidates.assign(cands.begin(), cands.end());
-    req.alternatives = std::min<int>(5, static_cast<int>(cands.size()));
-    try {
-      auto answer = (*ctx.placer)(req);
-      for (std::size_t r = 0; r < answer.options.size(); ++r)
-        for (const auto& h : answer.options[r].hosts)
-          if (!peers.count(h)) {
-            double s = std::max(0.0, 10.0 - 2.0 * static_cast<double>(r));
-            placerScore[h] = std::max(placerScore[h], s);
-          }
-    } catch (const std::exception&) {
-      placerScore.clear();  // no usable answer: topology and health alone decide
-    }
-  }
-
-  json out = json::array();
+  ScoreInput in;
+  in.layout = &layout;
+  in.health = &ctx.health;
+  in.peers = std::move(peers);
+  in.pattern = pattern;
+  in.allowDegraded = allowDegraded;
+  in.uplinkUtilization = ctx.uplinkUtilization;
+  in.placer = ctx.placer;
+  std::vector<std::string> hosts;
+  std::vector<std::optional<std::string>> hostOf;  // per node name
   for (const auto& name : args.names) {
-    auto host = fabricHostOf(layout, name);
-    double score = 0;
-    if (host) {
-      double cool = coolness(*host);
-      if (peers.empty() || (peers.size() == 1 && peers.count(*host))) {
-        score = 10.0 * cool;
-      } else {
-        double sum = 0;
-        int n = 0;
-        for (const auto& p : peers) {
-          if (p == *host) continue;
-          sum += affinity(*host, p);
-          ++n;
-        }
-        score = 7.0 * (n ? sum / n : 0.0) + 3.0 * cool;
-      }
-      if (!placerScore.empty()) {
-        auto it = placerScore.find(*host);
-        score = (score + (it == placerScore.end() ? 0.0 : it->second)) / 2.0;
-      }
-      if (const HostStatus* st = statusOf(ctx, *host)) {
-        if (st->health >= HostHealth::kFaulty) score = 0;
-        if (st->health == HostHealth::kDegraded) score /= 2.0;
-      }
-    }
-    auto s = static_cast<std::int64_t>(std::lround(std::clamp(score, 0.0, 10.0)));
-    out.push_back({{"Host", name}, {"Score", s}});
+    hostOf.push_back(fabricHostOf(layout, name));
+    if (hostOf.back()) hosts.push_back(*hostOf.back());
+  }
+  const auto scores = extenderScores(in, hosts);
+  json out = json::array();
+  for (std::size_t i = 0; i < args.names.size(); ++i) {
+    const std::int64_t s = hostOf[i] ? scores.at(*hostOf[i]) : 0;  // unknown nodes: 0
+    out.push_back({{"Host", args.names[i]}, {"Score", s}});
   }
   return {200, out};
 }

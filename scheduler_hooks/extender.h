@@ -23,11 +23,9 @@
 //
 // filter drops nodes unknown to the fabric and nodes whose HCA links are down or faulty
 // (degraded too unless allowed); each dropped node is in FailedNodes and in
-// FailedAndUnresolvableNodes (preempting pods cannot fix a cable). prioritize scores 0..10:
-// 7 points for closeness to the job's peers (same leaf set 1, same spine group 0.5, else 0,
-// averaged over peers) and 3 for cool leaf up-links (1 - utilization); 10 for cool up-links
-// when there are no peers; degraded nodes get half. With a Placer, its ranked answer for
-// peers + 1 hosts is averaged in (best option's new host 10, then 8, 6, ...).
+// FailedAndUnresolvableNodes (preempting pods cannot fix a cable). prioritize scores 0..10 by
+// extender_scores.h: a peer's own node on top, then its leaf set (SU), then the rest, each band
+// ordered by what the placement engine predicts for the job with that node added.
 //
 // Thread-safe: pure functions of their arguments (the context's callbacks must be thread-safe).
 #pragma once
