@@ -1,9 +1,7 @@
 #include "scheduler_hooks/extender.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
-#include <set>
 #include <utility>
 
 #include "discovery/hostlist.h"
@@ -195,6 +193,43 @@ ExtenderReply extenderFilter(std::string_view body, const ExtenderContext& ctx) 
   return {200, out};
 }
 
+namespace {
+
+/// The pod's pattern, degraded choice and peers (the annotation's hostlist and the job group's
+/// placed hosts, as fabric hosts) into `in`; the problem with an annotation, if any.
+std::optional<std::string> scoreInputOf(const Args& args, const ExtenderContext& ctx,
+                                        const ExportLayout& layout, ScoreInput& in) {
+  if (auto it = args.annotations.find(kAnnotationPattern); it != args.annotations.end()) {
+    auto p = patternOf(it->second);
+    if (!p) return std::string(kAnnotationPattern) + ": unknown pattern '" + it->second + "'";
+    in.pattern = *p;
+  }
+  if (auto it = args.annotations.find(kAnnotationAllowDegraded); it != args.annotations.end())
+    in.allowDegraded = parseBool(it->second).value_or(false);
+  if (auto it = args.annotations.find(kAnnotationPeerHosts); it != args.annotations.end()) {
+    std::vector<std::string> names;
+    try {
+      names = expandHostlist(it->second, 100000);
+    } catch (const std::exception& e) {
+      return std::string(kAnnotationPeerHosts) + ": " + e.what();
+    }
+    for (const auto& n : names)
+      if (auto h = fabricHostOf(layout, n)) in.peers.insert(*h);
+  }
+  if (auto it = args.annotations.find(kAnnotationJobGroup);
+      it != args.annotations.end() && ctx.jobGroupHosts) {
+    for (const auto& n : ctx.jobGroupHosts(it->second))
+      if (auto h = fabricHostOf(layout, n)) in.peers.insert(*h);
+  }
+  in.layout = &layout;
+  in.health = &ctx.health;
+  in.uplinkUtilization = ctx.uplinkUtilization;
+  in.placer = ctx.placer;
+  return std::nullopt;
+}
+
+}  // namespace
+
 ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& ctx) {
   Args args;
   auto error = [](int status, const std::string& message) {
@@ -202,50 +237,13 @@ ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& c
   };
   if (auto err = parseArgs(body, args)) return error(400, *err);
   if (!ctx.topology) return error(503, "the fabric has not been discovered yet");
-  const std::shared_ptr<const ExportLayout> built = layoutOf(ctx);
-  const ExportLayout& layout = *built;
-
-  routing::CommPattern pattern = routing::CommPattern::kRingAllreduce;
-  if (auto it = args.annotations.find(kAnnotationPattern); it != args.annotations.end()) {
-    auto p = patternOf(it->second);
-    if (!p)
-      return error(400, std::string(kAnnotationPattern) + ": unknown pattern '" + it->second + "'");
-    pattern = *p;
-  }
-  bool allowDegraded = false;
-  if (auto it = args.annotations.find(kAnnotationAllowDegraded); it != args.annotations.end())
-    allowDegraded = parseBool(it->second).value_or(false);
-
-  // Peers: the annotation's hostlist and the job group's placed hosts, as fabric hosts.
-  std::set<std::string> peers;
-  if (auto it = args.annotations.find(kAnnotationPeerHosts); it != args.annotations.end()) {
-    std::vector<std::string> names;
-    try {
-      names = expandHostlist(it->second, 100000);
-    } catch (const std::exception& e) {
-      return error(400, std::string(kAnnotationPeerHosts) + ": " + e.what());
-    }
-    for (const auto& n : names)
-      if (auto h = fabricHostOf(layout, n)) peers.insert(*h);
-  }
-  if (auto it = args.annotations.find(kAnnotationJobGroup);
-      it != args.annotations.end() && ctx.jobGroupHosts) {
-    for (const auto& n : ctx.jobGroupHosts(it->second))
-      if (auto h = fabricHostOf(layout, n)) peers.insert(*h);
-  }
-
+  const std::shared_ptr<const ExportLayout> layout = layoutOf(ctx);
   ScoreInput in;
-  in.layout = &layout;
-  in.health = &ctx.health;
-  in.peers = std::move(peers);
-  in.pattern = pattern;
-  in.allowDegraded = allowDegraded;
-  in.uplinkUtilization = ctx.uplinkUtilization;
-  in.placer = ctx.placer;
+  if (auto err = scoreInputOf(args, ctx, *layout, in)) return error(400, *err);
   std::vector<std::string> hosts;
   std::vector<std::optional<std::string>> hostOf;  // per node name
   for (const auto& name : args.names) {
-    hostOf.push_back(fabricHostOf(layout, name));
+    hostOf.push_back(fabricHostOf(*layout, name));
     if (hostOf.back()) hosts.push_back(*hostOf.back());
   }
   const auto scores = extenderScores(in, hosts);
