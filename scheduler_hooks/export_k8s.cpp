@@ -6,8 +6,6 @@
 namespace ibfabric::scheduler_hooks {
 namespace {
 
-constexpr const char* kRootName = "ibfabric-root";
-
 /// SU of a host: its leaf set on a rail-optimized fabric, else named after its spine group.
 std::string suName(const ExportLayout& layout, const LeafSet& ls) {
   if (layout.railOptimized) return ls.name;
@@ -19,13 +17,12 @@ std::string suName(const ExportLayout& layout, const LeafSet& ls) {
 
 NodeLabels nodeLabels(const ExportLayout& layout) {
   NodeLabels out;
+  out.skipped = layout.k8sNames.skipped;
   for (const auto& [host, place] : layout.hosts) {
-    if (!isPlainHostName(host)) {
-      out.skipped.push_back(host + ": not a valid node name");
-      continue;
-    }
+    const std::string* node = layout.k8sNames.nodeOf(host);
+    if (!node) continue;  // in k8sNames.skipped, with the reason
     const LeafSet& ls = layout.leafSets.at(place.leafSet);
-    auto& labels = out.labels[host];
+    std::map<std::string, std::string> labels;
     auto first = std::min_element(place.leaves.begin(), place.leaves.end());
     labels[kLabelLeaf] = layout.switchName(first->second);
     labels[kLabelSu] = suName(layout, ls);
@@ -34,18 +31,43 @@ NodeLabels nodeLabels(const ExportLayout& layout) {
       for (const auto& [rail, leaf] : place.leaves)
         if (rail >= 0) labels[kLabelRailPrefix + std::to_string(rail)] = layout.switchName(leaf);
     }
+    for (auto it = labels.begin(); it != labels.end();) {
+      if (isLabelValue(it->second)) {
+        ++it;
+        continue;
+      }
+      out.skipped.push_back(host + ": label " + it->first + "=" + it->second +
+                            " is not a valid label value");
+      it = labels.erase(it);
+    }
+    out.labels[*node] = std::move(labels);
+    out.hostOf[*node] = host;
   }
   return out;
 }
+
+namespace {
+
+/// "# left out: ..." and "# skipped: ..." lines, with the count of skipped names.
+std::string commentLines(const ExportLayout& layout, const std::vector<std::string>& skipped) {
+  std::string out;
+  for (const auto& e : layout.excluded) out += "# left out: " + e + "\n";
+  if (!skipped.empty())
+    out += "# skipped " + std::to_string(skipped.size()) +
+           " name(s) Kubernetes would reject (docs/scheduler.md \"Node and object names\"):\n";
+  for (const auto& e : skipped) out += "# skipped: " + e + "\n";
+  return out;
+}
+
+}  // namespace
 
 std::string formatKubectlLabels(const ExportLayout& layout) {
   NodeLabels nl = nodeLabels(layout);
   std::string out =
       "# Kubernetes node labels from the InfiniBand fabric (ibfabric export k8s-labels)\n";
-  for (const auto& e : layout.excluded) out += "# left out: " + e + "\n";
-  for (const auto& e : nl.skipped) out += "# skipped: " + e + "\n";
-  for (const auto& [host, labels] : nl.labels) {
-    out += "kubectl label node " + host;
+  out += commentLines(layout, nl.skipped);
+  for (const auto& [node, labels] : nl.labels) {
+    out += "kubectl label node " + node;
     for (const auto& [k, v] : labels) out += " " + k + "=" + v;
     out += " --overwrite\n";
   }
@@ -55,22 +77,27 @@ std::string formatKubectlLabels(const ExportLayout& layout) {
 nlohmann::json labelsJson(const ExportLayout& layout) {
   NodeLabels nl = nodeLabels(layout);
   nlohmann::json nodes = nlohmann::json::object();
-  for (const auto& [host, labels] : nl.labels) nodes[host] = labels;
-  std::vector<std::string> excluded = layout.excluded;
-  excluded.insert(excluded.end(), nl.skipped.begin(), nl.skipped.end());
+  nlohmann::json renamed = nlohmann::json::object();
+  for (const auto& [node, labels] : nl.labels) {
+    nodes[node] = labels;
+    if (const std::string& host = nl.hostOf.at(node); host != node) renamed[node] = host;
+  }
   return {{"schema", "ibfabric.k8s-labels/1"},
           {"levels", kueueLevels()},
           {"rail_optimized", layout.railOptimized},
           {"nodes", nodes},
-          {"excluded", excluded}};
+          {"fabric_hosts", renamed},
+          {"excluded", layout.excluded},
+          {"skipped", nl.skipped},
+          {"skipped_count", nl.skipped.size()}};
 }
 
 std::string formatLabelsYaml(const ExportLayout& layout) {
   NodeLabels nl = nodeLabels(layout);
   std::string out = "# Kubernetes node labels from the InfiniBand fabric, by node\n";
-  for (const auto& e : layout.excluded) out += "# left out: " + e + "\n";
-  for (const auto& [host, labels] : nl.labels) {
-    out += host + ":\n";
+  out += commentLines(layout, nl.skipped);
+  for (const auto& [node, labels] : nl.labels) {
+    out += node + ":\n";
     for (const auto& [k, v] : labels) out += "  " + k + ": \"" + v + "\"\n";
   }
   return out;
@@ -86,30 +113,11 @@ const std::vector<std::string>& kueueTopologyApiVersions() {
   return versions;
 }
 
-bool isDnsSubdomain(std::string_view name) {
-  if (name.empty() || name.size() > 253) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  // Every dot-separated part is a DNS label: alphanumeric at both ends, '-' inside.
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t dot = name.find('.', start);
-    const std::string_view part =
-        name.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (part.empty() || part.size() > 63 || !alnum(part.front()) || !alnum(part.back()))
-      return false;
-    for (char c : part)
-      if (!alnum(c) && c != '-') return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
 std::optional<std::string> kueueTopologyProblem(std::string_view name,
                                                 std::string_view apiVersion) {
   if (!isDnsSubdomain(name))
-    return "name: '" + std::string(name) +
-           "' is not a Kubernetes object name (lower-case letters, digits, '-' and '.', "
-           "starting and ending with a letter or digit, at most 253)";
+    return "name: '" + std::string(name) + "' is not a Kubernetes object name (" +
+           std::string(kDnsSubdomainRule) + ")";
   const auto& known = kueueTopologyApiVersions();
   if (std::find(known.begin(), known.end(), apiVersion) == known.end()) {
     std::string list;
@@ -124,81 +132,6 @@ std::string kueueTopologyYaml(const std::string& name, const std::string& apiVer
   std::string out = "apiVersion: " + apiVersion + "\nkind: Topology\nmetadata:\n  name: \"" + name +
                     "\"\nspec:\n  levels:\n";
   for (const auto& l : kueueLevels()) out += "  - nodeLabel: \"" + l + "\"\n";
-  return out;
-}
-
-std::vector<HyperNode> volcanoHyperNodes(const ExportLayout& layout) {
-  std::vector<HyperNode> out;
-  std::vector<std::vector<std::string>> current(layout.groups.size());  // top names per group
-  // Tier 1: leaf switches with their hosts.
-  for (const LeafSet& ls : layout.leafSets) {
-    std::vector<std::string> leafNames;
-    for (NodeIndex leaf : ls.leaves) {
-      HyperNode hn{layout.switchName(leaf), 1, true, {}};
-      for (const auto& host : ls.hosts) {
-        const HostPlace& place = layout.hosts.at(host);
-        for (const auto& [rail, l] : place.leaves)
-          if (l == leaf) hn.members.push_back(host);
-      }
-      std::sort(hn.members.begin(), hn.members.end());
-      hn.members.erase(std::unique(hn.members.begin(), hn.members.end()), hn.members.end());
-      if (hn.members.empty()) continue;
-      leafNames.push_back(hn.name);
-      out.push_back(std::move(hn));
-    }
-    auto& top = current.at(static_cast<std::size_t>(ls.group));
-    if (layout.railOptimized && leafNames.size() > 1) continue;  // grouped at tier 2 below
-    top.insert(top.end(), leafNames.begin(), leafNames.end());
-  }
-  int tier = 1;
-  // Tier 2 on rail-optimized fabrics: one per scalable unit, its rail leaves as members.
-  if (layout.railOptimized) {
-    ++tier;
-    for (const LeafSet& ls : layout.leafSets) {
-      if (ls.leaves.size() < 2) continue;
-      HyperNode hn{ls.name, tier, false, {}};
-      for (NodeIndex leaf : ls.leaves) hn.members.push_back(layout.switchName(leaf));
-      std::sort(hn.members.begin(), hn.members.end());
-      current.at(static_cast<std::size_t>(ls.group)).push_back(hn.name);
-      out.push_back(std::move(hn));
-    }
-  }
-  // Spine groups, when some group holds more than one unit.
-  bool anyMulti = std::any_of(current.begin(), current.end(),
-                              [](const auto& names) { return names.size() > 1; });
-  std::vector<std::string> top;
-  if (anyMulti) {
-    ++tier;
-    for (std::size_t g = 0; g < layout.groups.size(); ++g) {
-      if (current[g].empty()) continue;
-      HyperNode hn{layout.groups[g].name, tier, false, current[g]};
-      std::sort(hn.members.begin(), hn.members.end());
-      top.push_back(hn.name);
-      out.push_back(std::move(hn));
-    }
-  } else {
-    for (const auto& names : current) top.insert(top.end(), names.begin(), names.end());
-  }
-  if (top.size() > 1) {
-    HyperNode root{kRootName, tier + 1, false, top};
-    std::sort(root.members.begin(), root.members.end());
-    out.push_back(std::move(root));
-  }
-  return out;
-}
-
-std::string volcanoHyperNodesYaml(const ExportLayout& layout) {
-  std::string out = "# Volcano HyperNodes from the InfiniBand fabric (ibfabric export volcano)\n";
-  for (const auto& e : layout.excluded) out += "# left out: " + e + "\n";
-  for (const HyperNode& hn : volcanoHyperNodes(layout)) {
-    out += "---\napiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata:\n  name: " +
-           hn.name + "\n  labels:\n    ibfabric.io/generated: \"true\"\nspec:\n  tier: " +
-           std::to_string(hn.tier) + "\n  members:\n";
-    for (const auto& m : hn.members) {
-      out += std::string("  - type: ") + (hn.nodeMembers ? "Node" : "HyperNode") +
-             "\n    selector:\n      exactMatch:\n        name: \"" + m + "\"\n";
-    }
-  }
   return out;
 }
 

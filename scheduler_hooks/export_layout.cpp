@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <set>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "discovery/link_health.h"
@@ -138,6 +137,47 @@ bool isPlainHostName(std::string_view name) {
   return !name.empty() && std::all_of(name.begin(), name.end(), plainChar);
 }
 
+namespace {
+
+/// The last `digits` hex digits of a GUID.
+std::string guidTail(Guid guid, int digits) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(guid.value()));
+  return std::string(buf + 16 - digits);
+}
+
+}  // namespace
+
+std::vector<std::string> uniqueSwitchNames(const Topology& t) {
+  std::vector<std::string> names(t.nodes().size());
+  std::map<std::string, int> sharing;  // base name -> switches with it
+  for (const Node& n : t.nodes()) {
+    if (!n.isSwitch()) continue;
+    names[n.index] = exportName(n.description);
+    if (names[n.index].empty()) names[n.index] = "sw-" + guidTail(n.guid, 16);
+    ++sharing[names[n.index]];
+  }
+  // Every switch of a shared name gets its own GUID's digits, so that the name of one never
+  // depends on the others (replacing one switch renames no other).
+  std::map<std::string, int> used;
+  for (const Node& n : t.nodes()) {
+    if (!n.isSwitch() || sharing[names[n.index]] < 2) continue;
+    std::string& name = names[n.index];
+    if (name.size() > 56) name.resize(56);
+    while (!name.empty() && (name.back() == '-' || name.back() == '.' || name.back() == '_'))
+      name.pop_back();
+    name += "-" + guidTail(n.guid, 6);
+    ++used[name];
+  }
+  // Last six digits alike (GUIDs of one vendor range are not): the whole GUID.
+  for (const Node& n : t.nodes()) {
+    if (!n.isSwitch() || used.count(names[n.index]) == 0 || used[names[n.index]] < 2) continue;
+    std::string& name = names[n.index];
+    name = name.substr(0, std::min<std::size_t>(name.size() - 6, 46)) + guidTail(n.guid, 16);
+  }
+  return names;
+}
+
 const LeafSet* ExportLayout::leafSetOf(std::string_view host) const {
   auto it = hosts.find(std::string(host));
   return it == hosts.end() ? nullptr : &leafSets.at(it->second.leafSet);
@@ -148,23 +188,7 @@ ExportLayout buildExportLayout(TopologyPtr topology, const ExportOptions& option
   layout.topology = topology;
   const Topology& t = *topology;
 
-  // Switch names, unique.
-  layout.switchNames.resize(t.nodes().size());
-  std::unordered_set<std::string> used;
-  for (const Node& n : t.nodes()) {
-    if (!n.isSwitch()) continue;
-    std::string name = exportName(n.description);
-    char tail[16];
-    std::snprintf(tail, sizeof tail, "%06llx",
-                  static_cast<unsigned long long>(n.guid.value() & 0xFFFFFFull));
-    if (name.empty()) name = "sw-" + toString(n.guid).substr(2);
-    if (used.count(name)) {
-      if (name.size() > 56) name.resize(56);
-      name += "-" + std::string(tail);
-    }
-    used.insert(name);
-    layout.switchNames[n.index] = std::move(name);
-  }
+  layout.switchNames = uniqueSwitchNames(t);
 
   // Each kept host's leaves.
   struct Pending {
@@ -272,6 +296,9 @@ ExportLayout buildExportLayout(TopologyPtr topology, const ExportOptions& option
     for (const auto& h : ls.hosts) layout.hosts[h] = HostPlace{i, hostLeaves[h]};
   }
   layout.leafSets = std::move(leafSets);
+  std::vector<std::string> allHosts;
+  for (const Host& h : t.hosts()) allHosts.push_back(h.name);
+  layout.k8sNames = resolveK8sNodeNames(allHosts, options.k8sNodeNames.get());
   return layout;
 }
 

@@ -12,19 +12,25 @@
 //     groups): a pod of a three-level tree, all leaves of a two-level tree. Named "sg01", ...
 //   - switch names: the switch part of NVIDIA-style descriptions ("MF0;leaf-01:MQM8790/U1" gives
 //     "leaf-01"), lower-cased, reduced to [a-z0-9._-], at most 63 characters (a Kubernetes label
-//     value; Slurm allows 64), made unique with the GUID's last digits.
+//     value; Slurm allows 64). Every switch whose name is shared by several switches (the
+//     default description "Quantum Mellanox Technologies" of unconfigured switches) gets "-" and
+//     its GUID's last 6 hex digits (all 16 when those collide too), so a switch's name derives
+//     from what does not change when another switch is replaced; a node-name map
+//     (discovery/node_name_map.h) gives them real names instead.
 //
 // Pure functions over an immutable snapshot; thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "discovery/topology.h"
+#include "scheduler_hooks/k8s_names.h"
 
 namespace ibfabric::scheduler_hooks {
 
@@ -58,6 +64,8 @@ struct ExportOptions {
   /// or erroring link with every HCA up stay.
   bool excludeUnhealthy = false;
   HostHealthMap health;
+  /// Kubernetes node names that differ from what kubelet makes of the host names; null = none.
+  std::shared_ptr<const K8sNodeNameMap> k8sNodeNames;
 };
 
 struct LeafSet {
@@ -89,6 +97,8 @@ struct ExportLayout {
   std::map<std::string, HostPlace> hosts;  ///< hosts kept, by name
   /// Hosts left out and why ("dgx0007: down (dgx0007 mlx5_2 port 1: link down)").
   std::vector<std::string> excluded;
+  /// The Kubernetes node name of every host of the snapshot (kept or not; k8s_names.h).
+  K8sNodeNames k8sNames;
 
   const std::string& switchName(NodeIndex n) const { return switchNames.at(n); }
   const LeafSet* leafSetOf(std::string_view host) const;
@@ -97,6 +107,10 @@ struct ExportLayout {
 /// Groups the snapshot's hosts. Never throws on odd fabrics: hosts without a cabled HCA are
 /// listed in `excluded`; switches without a name get "sw-<guid>".
 ExportLayout buildExportLayout(TopologyPtr topology, const ExportOptions& options = {});
+
+/// The export name of every switch of `t`, by NodeIndex ("" for CAs and routers): exportName()
+/// of its description, "sw-<guid>" when nothing is left, GUID digits for shared names (above).
+std::vector<std::string> uniqueSwitchNames(const Topology& t);
 
 /// "leaf-01" from "MF0;leaf-01:MQM8790-HS2F/U1"; any text to [a-z0-9._-], at most 63 characters,
 /// starting and ending with a letter or digit; "" when nothing is left.

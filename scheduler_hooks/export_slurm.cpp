@@ -35,16 +35,49 @@ std::string header(const ExportLayout& layout, SlurmPlugin plugin) {
 }
 
 std::string treeConf(const ExportLayout& layout) {
-  const Topology& t = *layout.topology;
   std::string out = header(layout, SlurmPlugin::kTree);
+  for (const SlurmSwitch& sw : slurmTreeSwitches(layout)) {
+    out += "SwitchName=" + sw.name;
+    if (!sw.nodes.empty()) out += " Nodes=" + compressHostlist(sw.nodes);
+    if (!sw.switches.empty()) out += " Switches=" + compressHostlist(sw.switches);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string blockConf(const ExportLayout& layout) {
+  std::string out = header(layout, SlurmPlugin::kBlock);
+  const SlurmBlocks blocks = slurmBlocks(layout);
+  for (const auto& [name, hosts] : blocks.blocks)
+    out += "BlockName=" + name + " Nodes=" + compressHostlist(hosts) + "\n";
+  std::string sizes;
+  for (std::size_t size : blocks.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(size);
+  out += "BlockSizes=" + sizes + "\n";
+  return out;
+}
+
+/// The spine group of every child, or -1 when they differ.
+int commonGroup(const std::vector<int>& groups) {
+  if (groups.empty()) return -1;
+  for (int g : groups)
+    if (g != groups.front()) return -1;
+  return groups.front();
+}
+
+}  // namespace
+
+std::vector<SlurmSwitch> slurmTreeSwitches(const ExportLayout& layout) {
+  const Topology& t = *layout.topology;
+  std::vector<SlurmSwitch> out;
   // Emitted items: leaf sets and switches at level >= 2, each with its children's names.
   std::map<NodeIndex, std::size_t> leafToSet;
   for (std::size_t i = 0; i < layout.leafSets.size(); ++i)
     for (NodeIndex l : layout.leafSets[i].leaves) leafToSet[l] = i;
-
-  std::set<std::string> parentless;  // names of emitted items nobody lists yet
+  std::map<std::string, int> groupOf;  // emitted name -> spine group (-1: several)
+  std::set<std::string> parentless;    // names of emitted items nobody lists yet
   for (const LeafSet& ls : layout.leafSets) {
-    out += "SwitchName=" + ls.name + " Nodes=" + compressHostlist(ls.hosts) + "\n";
+    out.push_back({ls.name, ls.hosts, {}, ls.group});
+    groupOf[ls.name] = ls.group;
     parentless.insert(ls.name);
   }
   std::set<NodeIndex> emitted;  // switches at level >= 2 written
@@ -66,33 +99,39 @@ std::string treeConf(const ExportLayout& layout) {
       if (children.empty()) continue;
       std::sort(children.begin(), children.end());
       children.erase(std::unique(children.begin(), children.end()), children.end());
-      out +=
-          "SwitchName=" + layout.switchName(s) + " Switches=" + compressHostlist(children) + "\n";
+      std::vector<int> groups;
+      for (const auto& c : children) groups.push_back(groupOf.at(c));
+      const std::string& name = layout.switchName(s);
+      out.push_back({name, {}, children, commonGroup(groups)});
+      groupOf[name] = out.back().group;
       emitted.insert(s);
       for (const auto& c : children) parentless.erase(c);
-      parentless.insert(layout.switchName(s));
+      parentless.insert(name);
     }
   }
   if (parentless.size() > 1) {
-    out += "SwitchName=" + std::string(kRootName) +
-           " Switches=" + compressHostlist({parentless.begin(), parentless.end()}) + "\n";
+    std::vector<int> groups;
+    for (const auto& c : parentless) groups.push_back(groupOf.at(c));
+    out.push_back(
+        {std::string(kRootName), {}, {parentless.begin(), parentless.end()}, commonGroup(groups)});
   }
   return out;
 }
 
-std::string blockConf(const ExportLayout& layout) {
-  std::string out = header(layout, SlurmPlugin::kBlock);
+SlurmBlocks slurmBlocks(const ExportLayout& layout) {
+  SlurmBlocks out;
   std::size_t base = 0;
   for (const LeafSet& ls : layout.leafSets) {
-    out += "BlockName=" + ls.name + " Nodes=" + compressHostlist(ls.hosts) + "\n";
+    out.blocks.emplace_back(ls.name, ls.hosts);
     base = base == 0 ? ls.hosts.size() : std::min(base, ls.hosts.size());
   }
-  std::string sizes = std::to_string(base);
+  out.sizes.push_back(base);
   for (std::size_t blocks = 2; blocks <= layout.leafSets.size(); blocks *= 2)
-    sizes += "," + std::to_string(base * blocks);
-  out += "BlockSizes=" + sizes + "\n";
+    out.sizes.push_back(base * blocks);
   return out;
 }
+
+namespace {
 
 std::string lower(std::string_view s) {
   std::string out(s);

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "scheduler_hooks/export_layout.h"
@@ -26,6 +27,23 @@ namespace ibfabric::scheduler_hooks {
 enum class SlurmPlugin { kTree, kBlock };
 std::optional<SlurmPlugin> parseSlurmPlugin(std::string_view text);  // "tree" | "block"
 std::string_view toString(SlurmPlugin p);
+
+/// One switch of the tree: a leaf (leaf set) with its nodes, or a switch with its children.
+struct SlurmSwitch {
+  std::string name;
+  std::vector<std::string> nodes;     ///< hosts (leaf sets), sorted
+  std::vector<std::string> switches;  ///< child switch names, sorted
+  int group = -1;                     ///< spine group of everything below it; -1 when several
+};
+/// The tree, leaves first, each switch after its children (topology.conf and topology.yaml).
+std::vector<SlurmSwitch> slurmTreeSwitches(const ExportLayout& layout);
+
+/// The blocks (one per leaf set: name, hosts) and the block sizes.
+struct SlurmBlocks {
+  std::vector<std::pair<std::string, std::vector<std::string>>> blocks;
+  std::vector<std::size_t> sizes;
+};
+SlurmBlocks slurmBlocks(const ExportLayout& layout);
 
 /// The file text. Throws std::invalid_argument when no host is left to export.
 std::string slurmTopologyConf(const ExportLayout& layout, SlurmPlugin plugin);

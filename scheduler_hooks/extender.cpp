@@ -1,12 +1,11 @@
 #include "scheduler_hooks/extender.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
-#include <set>
 #include <utility>
 
 #include "discovery/hostlist.h"
+#include "scheduler_hooks/extender_scores.h"
 
 namespace ibfabric::scheduler_hooks {
 namespace {
@@ -115,6 +114,12 @@ std::optional<routing::CommPattern> patternOf(const std::string& v) {
   return std::nullopt;
 }
 
+/// The context's layout, or one built for this request.
+std::shared_ptr<const ExportLayout> layoutOf(const ExtenderContext& ctx) {
+  if (ctx.layout) return ctx.layout;
+  return std::make_shared<const ExportLayout>(buildExportLayout(ctx.topology));
+}
+
 const HostStatus* statusOf(const ExtenderContext& ctx, const std::string& host) {
   auto it = ctx.health.find(host);
   return it == ctx.health.end() ? nullptr : &it->second;
@@ -122,11 +127,15 @@ const HostStatus* statusOf(const ExtenderContext& ctx, const std::string& host) 
 
 }  // namespace
 
-std::optional<std::string> fabricHostOf(const Topology& topology, std::string_view nodeName) {
-  if (topology.findHost(nodeName)) return std::string(nodeName);
-  auto dot = nodeName.find('.');
-  if (dot != std::string_view::npos && dot > 0 && topology.findHost(nodeName.substr(0, dot)))
-    return std::string(nodeName.substr(0, dot));
+std::optional<std::string> fabricHostOf(const ExportLayout& layout, std::string_view nodeName) {
+  const auto& byNode = layout.k8sNames.hostOfNode;
+  const std::string name(nodeName);
+  if (auto it = byNode.find(name); it != byNode.end()) return it->second;
+  const auto dot = name.find('.');
+  if (dot != std::string::npos && dot > 0)
+    if (auto it = byNode.find(name.substr(0, dot)); it != byNode.end()) return it->second;
+  // A fabric host name as such (peer hostlists may name hosts, not nodes).
+  if (layout.topology && layout.topology->findHost(nodeName)) return name;
   return std::nullopt;
 }
 
@@ -142,13 +151,14 @@ ExtenderReply extenderFilter(std::string_view body, const ExtenderContext& ctx) 
           400, std::string(kAnnotationAllowDegraded) + ": not a boolean: '" + it->second + "'");
     allowDegraded = *v;
   }
+  const std::shared_ptr<const ExportLayout> layout = layoutOf(ctx);
   json passedNames = json::array();
   json passedItems = json::array();
   json failed = json::object();
   for (std::size_t i = 0; i < args.names.size(); ++i) {
     const std::string& name = args.names[i];
     std::string why;
-    auto host = fabricHostOf(*ctx.topology, name);
+    auto host = fabricHostOf(*layout, name);
     const HostStatus* st = statusOf(ctx, host.value_or(name));
     if (!host && !st) st = statusOf(ctx, name.substr(0, name.find('.')));  // a vanished host
     if (st && st->health >= HostHealth::kFaulty) {
@@ -183,6 +193,43 @@ ExtenderReply extenderFilter(std::string_view body, const ExtenderContext& ctx) 
   return {200, out};
 }
 
+namespace {
+
+/// The pod's pattern, degraded choice and peers (the annotation's hostlist and the job group's
+/// placed hosts, as fabric hosts) into `in`; the problem with an annotation, if any.
+std::optional<std::string> scoreInputOf(const Args& args, const ExtenderContext& ctx,
+                                        const ExportLayout& layout, ScoreInput& in) {
+  if (auto it = args.annotations.find(kAnnotationPattern); it != args.annotations.end()) {
+    auto p = patternOf(it->second);
+    if (!p) return std::string(kAnnotationPattern) + ": unknown pattern '" + it->second + "'";
+    in.pattern = *p;
+  }
+  if (auto it = args.annotations.find(kAnnotationAllowDegraded); it != args.annotations.end())
+    in.allowDegraded = parseBool(it->second).value_or(false);
+  if (auto it = args.annotations.find(kAnnotationPeerHosts); it != args.annotations.end()) {
+    std::vector<std::string> names;
+    try {
+      names = expandHostlist(it->second, 100000);
+    } catch (const std::exception& e) {
+      return std::string(kAnnotationPeerHosts) + ": " + e.what();
+    }
+    for (const auto& n : names)
+      if (auto h = fabricHostOf(layout, n)) in.peers.insert(*h);
+  }
+  if (auto it = args.annotations.find(kAnnotationJobGroup);
+      it != args.annotations.end() && ctx.jobGroupHosts) {
+    for (const auto& n : ctx.jobGroupHosts(it->second))
+      if (auto h = fabricHostOf(layout, n)) in.peers.insert(*h);
+  }
+  in.layout = &layout;
+  in.health = &ctx.health;
+  in.uplinkUtilization = ctx.uplinkUtilization;
+  in.placer = ctx.placer;
+  return std::nullopt;
+}
+
+}  // namespace
+
 ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& ctx) {
   Args args;
   auto error = [](int status, const std::string& message) {
@@ -190,120 +237,20 @@ ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& c
   };
   if (auto err = parseArgs(body, args)) return error(400, *err);
   if (!ctx.topology) return error(503, "the fabric has not been discovered yet");
-  const Topology& t = *ctx.topology;
-
-  routing::CommPattern pattern = routing::CommPattern::kRingAllreduce;
-  bool patternGiven = false;
-  if (auto it = args.annotations.find(kAnnotationPattern); it != args.annotations.end()) {
-    auto p = patternOf(it->second);
-    if (!p)
-      return error(400, std::string(kAnnotationPattern) + ": unknown pattern '" + it->second + "'");
-    pattern = *p;
-    patternGiven = true;
-  }
-  bool allowDegraded = false;
-  if (auto it = args.annotations.find(kAnnotationAllowDegraded); it != args.annotations.end())
-    allowDegraded = parseBool(it->second).value_or(false);
-
-  // Peers: the annotation's hostlist and the job group's placed hosts, as fabric hosts.
-  std::set<std::string> peers;
-  if (auto it = args.annotations.find(kAnnotationPeerHosts); it != args.annotations.end()) {
-    std::vector<std::string> names;
-    try {
-      names = expandHostlist(it->second, 100000);
-    } catch (const std::exception& e) {
-      return error(400, std::string(kAnnotationPeerHosts) + ": " + e.what());
-    }
-    for (const auto& n : names)
-      if (auto h = fabricHostOf(t, n)) peers.insert(*h);
-  }
-  if (auto it = args.annotations.find(kAnnotationJobGroup);
-      it != args.annotations.end() && ctx.jobGroupHosts) {
-    for (const auto& n : ctx.jobGroupHosts(it->second))
-      if (auto h = fabricHostOf(t, n)) peers.insert(*h);
-  }
-
-  std::shared_ptr<const ExportLayout> built = ctx.layout;
-  if (!built) built = std::make_shared<const ExportLayout>(buildExportLayout(ctx.topology));
-  const ExportLayout& layout = *built;
-  auto coolness = [&](const std::string& host) {
-    auto it = layout.hosts.find(host);
-    if (it == layout.hosts.end() || !ctx.uplinkUtilization) return 1.0;
-    double sum = 0;
-    int n = 0;
-    std::set<NodeIndex> seen;
-    for (const auto& [rail, leaf] : it->second.leaves) {
-      if (!seen.insert(leaf).second) continue;
-      if (auto u = ctx.uplinkUtilization(leaf)) {
-        sum += std::clamp(*u, 0.0, 1.0);
-        ++n;
-      }
-    }
-    return n == 0 ? 1.0 : 1.0 - sum / n;
-  };
-  auto affinity = [&](const std::string& a, const std::string& b) {
-    auto ia = layout.hosts.find(a), ib = layout.hosts.find(b);
-    if (ia == layout.hosts.end() || ib == layout.hosts.end()) return 0.0;
-    if (ia->second.leafSet == ib->second.leafSet) return 1.0;
-    if (layout.leafSets[ia->second.leafSet].group == layout.leafSets[ib->second.leafSet].group)
-      return 0.5;
-    return 0.0;
-  };
-
-  // The placement engine's view, when there is one.
-  std::map<std::string, double> placerScore;
-  if (ctx.placer && (!peers.empty() || patternGiven)) {
-    routing::PlacementRequest req;
-    req.hosts = static_cast<int>(peers.size()) + 1;
-    req.pattern = pattern;
-    req.allowDegraded = allowDegraded;
-    std::set<std::string> cands(peers.begin(), peers.end());
-    for (const auto& n : args.names)
-      if (auto h = fabricHostOf(t, n)) cands.insert(*h);
-    req.candidates.assign(cands.begin(), cands.end());
-    req.alternatives = std::min<int>(5, static_cast<int>(cands.size()));
-    try {
-      auto answer = (*ctx.placer)(req);
-      for (std::size_t r = 0; r < answer.options.size(); ++r)
-        for (const auto& h : answer.options[r].hosts)
-          if (!peers.count(h)) {
-            double s = std::max(0.0, 10.0 - 2.0 * static_cast<double>(r));
-            placerScore[h] = std::max(placerScore[h], s);
-          }
-    } catch (const std::exception&) {
-      placerScore.clear();  // no usable answer: topology and health alone decide
-    }
-  }
-
-  json out = json::array();
+  const std::shared_ptr<const ExportLayout> layout = layoutOf(ctx);
+  ScoreInput in;
+  if (auto err = scoreInputOf(args, ctx, *layout, in)) return error(400, *err);
+  std::vector<std::string> hosts;
+  std::vector<std::optional<std::string>> hostOf;  // per node name
   for (const auto& name : args.names) {
-    auto host = fabricHostOf(t, name);
-    double score = 0;
-    if (host) {
-      double cool = coolness(*host);
-      if (peers.empty() || (peers.size() == 1 && peers.count(*host))) {
-        score = 10.0 * cool;
-      } else {
-        double sum = 0;
-        int n = 0;
-        for (const auto& p : peers) {
-          if (p == *host) continue;
-          sum += affinity(*host, p);
-          ++n;
-        }
-        score = 7.0 * (n ? sum / n : 0.0) + 3.0 * cool;
-      }
-      if (!placerScore.empty()) {
-        auto it = placerScore.find(*host);
-        score = (score + (it == placerScore.end() ? 0.0 : it->second)) / 2.0;
-      }
-      if (const HostStatus* st = statusOf(ctx, *host)) {
-        if (st->health >= HostHealth::kFaulty) score = 0;
-        if (st->health == HostHealth::kDegraded) score /= 2.0;
-      }
-    }
-    auto s = static_cast<std::int64_t>(std::lround(std::clamp(score, 0.0, 10.0)));
-    out.push_back({{"Host", name}, {"Score", s}});
+    hostOf.push_back(fabricHostOf(*layout, name));
+    if (hostOf.back()) hosts.push_back(*hostOf.back());
+  }
+  const auto scores = extenderScores(in, hosts);
+  json out = json::array();
+  for (std::size_t i = 0; i < args.names.size(); ++i) {
+    const std::int64_t s = hostOf[i] ? scores.at(*hostOf[i]) : 0;  // unknown nodes: 0
+    out.push_back({{"Host", args.names[i]}, {"Score", s}});
   }
   return {200, out};
 }

@@ -23,11 +23,9 @@
 //
 // filter drops nodes unknown to the fabric and nodes whose HCA links are down or faulty
 // (degraded too unless allowed); each dropped node is in FailedNodes and in
-// FailedAndUnresolvableNodes (preempting pods cannot fix a cable). prioritize scores 0..10:
-// 7 points for closeness to the job's peers (same leaf set 1, same spine group 0.5, else 0,
-// averaged over peers) and 3 for cool leaf up-links (1 - utilization); 10 for cool up-links
-// when there are no peers; degraded nodes get half. With a Placer, its ranked answer for
-// peers + 1 hosts is averaged in (best option's new host 10, then 8, 6, ...).
+// FailedAndUnresolvableNodes (preempting pods cannot fix a cable). prioritize scores 0..10 by
+// extender_scores.h: a peer's own node on top, then its leaf set (SU), then the rest, each band
+// ordered by what the placement engine predicts for the job with that node added.
 //
 // Thread-safe: pure functions of their arguments (the context's callbacks must be thread-safe).
 #pragma once
@@ -56,7 +54,8 @@ struct ExtenderContext {
   TopologyPtr topology;
   /// Hosts whose HCA links are not ok.
   HostHealthMap health;
-  /// buildExportLayout(topology), when the caller keeps one (else built per request).
+  /// buildExportLayout(topology) with the K8sNodeNameMap, when the caller keeps one (else built
+  /// per request, without a map).
   std::shared_ptr<const ExportLayout> layout;
   /// Utilization in [0, 1] of a leaf switch's up-links (the busier direction, averaged over its
   /// up ports); nullopt when unknown. Optional.
@@ -77,8 +76,10 @@ ExtenderReply extenderFilter(std::string_view body, const ExtenderContext& conte
 /// POST /scheduler/prioritize: body = ExtenderArgs, reply = HostPriorityList.
 ExtenderReply extenderPrioritize(std::string_view body, const ExtenderContext& context);
 
-/// The fabric host a Kubernetes node name stands for: the same name, else its first DNS label
-/// ("dgx0001.cluster.local" -> "dgx0001"); nullopt when the fabric has neither.
-std::optional<std::string> fabricHostOf(const Topology& topology, std::string_view nodeName);
+/// The fabric host a Kubernetes node name stands for, by the name policy of k8s_names.h (the
+/// layout's node names: kubelet's lower-cased host name or the K8sNodeNameMap): the node name,
+/// else its first DNS label ("dgx0001.cluster.local"), else a fabric host of exactly that name
+/// (peer hostlists may list hosts); nullopt when none matches.
+std::optional<std::string> fabricHostOf(const ExportLayout& layout, std::string_view nodeName);
 
 }  // namespace ibfabric::scheduler_hooks

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "discovery/node_name_map.h"
+#include "scheduler_hooks/k8s_node_name_map.h"
 #include "scheduler_hooks/pool/inventory.h"
 
 namespace ibfabric::api {
@@ -74,6 +75,16 @@ void checkConfigFiles(const ServiceConfig& c) {
     } catch (const std::exception& e) {
       throw ConfigError("node_name_map: " + c.nodeNameMap + ": " + e.what());
     }
+  }
+  if (!c.k8sNodeNameMap.empty()) {
+    scheduler_hooks::K8sNodeNameMap map;
+    try {
+      map = scheduler_hooks::K8sNodeNameMap::load(c.k8sNodeNameMap);
+    } catch (const std::exception& e) {
+      throw ConfigError("k8s_node_name_map: " + c.k8sNodeNameMap + ": " + e.what());
+    }
+    if (!map.problems().empty())
+      throw ConfigError("k8s_node_name_map: " + map.problems().front().message);
   }
 }
 

@@ -135,6 +135,14 @@ RestOptions restOptions(const ServiceConfig& config) {
   ro.tlsCert = config.tlsCert;
   ro.tlsKey = config.tlsKey;
   ro.metrics = config.metrics;
+  if (!config.k8sNodeNameMap.empty()) {
+    auto map = std::make_shared<const scheduler_hooks::K8sNodeNameMap>(
+        scheduler_hooks::K8sNodeNameMap::load(config.k8sNodeNameMap));
+    for (const auto& p : map->problems())
+      spdlog::warn("k8s_node_name_map: {} (line skipped)", p.message);
+    spdlog::info("k8s_node_name_map: {} node names from {}", map->size(), config.k8sNodeNameMap);
+    ro.k8sNodeNames = std::move(map);
+  }
   if (!config.metricsPortLabels.empty())
     spdlog::warn(
         "config: metrics.port_labels is deprecated and ignored: per-port series carry guid and "

@@ -203,6 +203,8 @@ void ServiceConfig::validate() const {
     throw ConfigError("state.forget_missing_after_days: must be 0..36500 (0: never)");
   if (!nodeNameMap.empty() && !std::filesystem::is_regular_file(nodeNameMap))
     throw ConfigError("node_name_map: no such file: " + nodeNameMap);
+  if (!k8sNodeNameMap.empty() && !std::filesystem::is_regular_file(k8sNodeNameMap))
+    throw ConfigError("k8s_node_name_map: no such file: " + k8sNodeNameMap);
   validateOperational();
 }
 
@@ -326,7 +328,7 @@ ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
   static const std::set<std::string> known = {
       "listen",         "crawl_interval", "sweep_interval", "crawl_timeout", "ca",
       "ca_port",        "log_level",      "api_token",      "mad",           "history_depth",
-      "event_capacity", "node_name_map",  "pool",           "state"};
+      "event_capacity", "node_name_map",  "pool",           "state",         "k8s_node_name_map"};
   // Operational keys (docs/daemon.md): parsed by applyOperationalKeys below.
   static const std::set<std::string> operational = {"clear_saturated_counters", "expected_topology",
                                                     "metrics", "tls"};
@@ -350,6 +352,8 @@ ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
   if (auto n = root["log_level"]) c.logLevel = scalar<std::string>(n, "log_level");
   if (auto n = root["api_token"]) c.apiToken = scalar<std::string>(n, "api_token");
   if (auto n = root["node_name_map"]) c.nodeNameMap = scalar<std::string>(n, "node_name_map");
+  if (auto n = root["k8s_node_name_map"])
+    c.k8sNodeNameMap = scalar<std::string>(n, "k8s_node_name_map");
   if (auto n = root["osm_events"]) c.osmEvents = scalar<std::string>(n, "osm_events");
   if (auto n = root["mad_transport"]) c.madTransport = scalar<std::string>(n, "mad_transport");
   if (auto n = root["history_depth"]) c.historyDepth = scalar<std::size_t>(n, "history_depth");

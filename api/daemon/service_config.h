@@ -9,6 +9,8 @@
 //   log_level: info                 # trace|debug|info|warn|error|critical|off
 //   api_token: ""                   # bearer token for POST endpoints; empty = writes disabled
 //   node_name_map: ""               # <guid> "<name>" file for friendlier node names
+//   k8s_node_name_map: ""           # <host> <node-name> file: Kubernetes node names that are
+//                                   # not the lower-cased host names (read at start)
 //   crawl_timeout: 120              # seconds before a crawl child is killed
 //   mad: {window: 256, timeout_ms: 200, retries: 3}   # adaptive: window/timeout are max/initial
 //   mad: {policy: adaptive, min_window: 8, timeout_min_ms: 200, timeout_max_ms: 2000,
@@ -77,6 +79,9 @@ struct ServiceConfig {
   std::string logLevel = "info";
   /// ibnetdiscover-style node-name map applied to crawled descriptions; empty = none.
   std::string nodeNameMap;
+  /// scheduler_hooks/k8s_node_name_map.h file for the Kubernetes exports and the extender; empty
+  /// = node names are the lower-cased host names. Read at start.
+  std::string k8sNodeNameMap;
   std::string apiToken;
   int madWindow = 256;  // MadEngineOptions::window default; see docs/BENCHMARKS.md
   int madTimeoutMs = 200;

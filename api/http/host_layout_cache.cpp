@@ -11,7 +11,9 @@ std::shared_ptr<const HostLayout> HostLayoutCache::get(const ServiceStatePtr& st
   // A host whose every HCA lost its cable stays in the model with its HCAs missing
   // (discovery/fabric_memory.h): down, like any host without an HCA up.
   p->health = hostHealthOf(*state);
-  p->layout = std::make_shared<const sh::ExportLayout>(sh::buildExportLayout(state->topology));
+  sh::ExportOptions o;
+  o.k8sNodeNames = k8sNodeNames_;
+  p->layout = std::make_shared<const sh::ExportLayout>(sh::buildExportLayout(state->topology, o));
   prepared_ = std::move(p);
   state_ = state;
   return prepared_;

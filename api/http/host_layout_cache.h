@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "api/service/host_health.h"
 #include "api/service/service_state.h"
@@ -24,10 +25,18 @@ struct HostLayout {
 
 class HostLayoutCache {
  public:
+  /// `k8sNodeNames`: the Kubernetes node names of every layout (null = lower-cased host names).
+  explicit HostLayoutCache(std::shared_ptr<const scheduler_hooks::K8sNodeNameMap> k8sNodeNames = {})
+      : k8sNodeNames_(std::move(k8sNodeNames)) {}
+
   /// The layout of `state` (which has a topology), computed on the first call for it.
   std::shared_ptr<const HostLayout> get(const ServiceStatePtr& state);
+  const std::shared_ptr<const scheduler_hooks::K8sNodeNameMap>& k8sNodeNames() const {
+    return k8sNodeNames_;
+  }
 
  private:
+  const std::shared_ptr<const scheduler_hooks::K8sNodeNameMap> k8sNodeNames_;
   std::mutex mu_;
   std::weak_ptr<const ServiceState> state_;
   std::shared_ptr<const HostLayout> prepared_;

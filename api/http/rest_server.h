@@ -20,6 +20,7 @@
 #include "api/http/http_front.h"
 #include "api/metrics/metrics_page.h"
 #include "api/service/daemon_services.h"
+#include "scheduler_hooks/k8s_node_name_map.h"
 
 namespace httplib {
 class Server;
@@ -42,6 +43,9 @@ struct RestOptions {
   std::size_t maxBodyBytes = 64 * 1024;
   /// Longest long-poll wait a client may ask for (/events?wait=).
   std::chrono::seconds maxWait{60};
+  /// Kubernetes node names of the exports and the extender (config k8s_node_name_map); null =
+  /// the lower-cased host names.
+  std::shared_ptr<const scheduler_hooks::K8sNodeNameMap> k8sNodeNames;
   /// Long-polls waiting at once; further ones are answered at once (as with wait=0), so
   /// waiters never take every server thread.
   std::size_t maxWaiters = 8;

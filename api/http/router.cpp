@@ -25,7 +25,7 @@ Router::Router(httplib::Server& server, DaemonServices services, const RestOptio
       options_(options),
       auth_(auth),
       metrics_(metrics),
-      hostLayouts_(std::make_shared<HostLayoutCache>()),
+      hostLayouts_(std::make_shared<HostLayoutCache>(options.k8sNodeNames)),
       documents_(std::make_shared<DocumentCache>()),
       listIndex_(std::make_shared<ListIndexCache>()) {
   server_.set_payload_max_length(options_.maxBodyBytes);

@@ -33,7 +33,7 @@
 #include <tuple>
 #include <vector>
 
-#include "tests/e2e/background_process.h"
+#include "tests/support/background_process.h"
 #include "tests/support/dashboards.h"
 #include "tests/support/prometheus_fixture.h"
 #include "tests/support/sim_fixture.h"

@@ -1,12 +1,9 @@
 #include "tests/support/prometheus_fixture.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <httplib.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/support/free_port.h"
 #include "tests/support/subprocess.h"
 
 extern char** environ;
@@ -22,24 +20,6 @@ namespace ibfabric::testing {
 namespace {
 
 constexpr const char* kBinary = "/usr/bin/prometheus";
-
-/// A port that was free a moment ago (bind to 0, read it back, close).
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("socket() failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot find a free port");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 /// Reaps `pid` if it exited; true when it is gone.
 bool reaped(pid_t pid) {
@@ -87,7 +67,7 @@ std::string PrometheusFixture::start(const std::string& configYaml,
   }
   const auto logPath = dir_ / "prometheus.log";
   for (int attempt = 0; attempt < 3; ++attempt) {
-    port_ = freePort();
+    port_ = freeLoopbackPort();
     std::vector<std::string> argv = {kBinary,
                                      "--config.file=" + (dir_ / "prometheus.yml").string(),
                                      "--storage.tsdb.path=" + (dir_ / "data").string(),

@@ -103,6 +103,24 @@ TEST(ApiConfigHostile, CheckConfigChecksTheJournalAndParsesTheInventory) {
   EXPECT_NO_THROW(checkConfigFiles(c));
 }
 
+TEST(ApiConfigHostile, TheKubernetesNodeNameMapIsReadAndCheckedWithTheLine) {
+  EXPECT_THROW(loadConfigText("k8s_node_name_map: /nonexistent/k8s-map\n"), ConfigError);
+  const auto good = testing::writeScratchFile("k8s-good.map", "gpu_node01 gpu-node01\n");
+  ServiceConfig c = loadConfigText("k8s_node_name_map: " + good.string() + "\n");
+  EXPECT_EQ(c.k8sNodeNameMap, good.string());
+  EXPECT_NO_THROW(checkConfigFiles(c));
+  c.k8sNodeNameMap =
+      testing::writeScratchFile("k8s-bad.map", "gpu_node01 gpu-node01\ngpu_node02 Gpu_Node02\n")
+          .string();
+  try {
+    checkConfigFiles(c);
+    FAIL() << "a node name the API server rejects was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("k8s_node_name_map: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(":2: 'Gpu_Node02'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ApiConfigHostile, IntegerFieldsAreRangeCheckedBeforeNarrowing) {
   using scheduler_hooks::requestFromJson;
   const auto request = [](const std::string& extra) {

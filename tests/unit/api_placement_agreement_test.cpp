@@ -2,6 +2,7 @@
 // daemon whose host links of one host are hot (so the engine's ranking differs from the
 // topology-only one), the request the extender builds for a pod, sent as POST /api/v1/placement,
 // ranks the hosts in the order the extender's POST /scheduler/prioritize scores them.
+// (The extender asks the engine once per node, for the peers plus that node.)
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -102,8 +103,8 @@ TEST_F(ApiPlacementAgreement, ExtenderScoresFollowTheRestRanking) {
   const std::vector<std::string> nodes = {"dgx0002", "dgx0004"};
   const json annotations = {{"ibfabric.io/peer-hosts", "dgx[0001,0003]"},
                             {"ibfabric.io/pattern", "alltoall"}};
-  // What extenderPrioritize asks the placer for this pod: peers + 1 hosts among peers and
-  // nodes, at most 5 alternatives.
+  // The same choice as one REST request: peers + 1 hosts among peers and nodes. (The extender
+  // asks the engine for the peers plus each node in turn, extender_scores.h.)
   const json request = {{"hosts", 3},
                         {"pattern", "alltoall"},
                         {"candidates", {"dgx0001", "dgx0002", "dgx0003", "dgx0004"}},

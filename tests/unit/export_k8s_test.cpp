@@ -1,7 +1,6 @@
 // Kubernetes exports on the superpod preset: node labels (kubectl lines as a golden file, JSON
-// structure), label levels that nest as Kueue TAS requires, the Kueue Topology object, and the
-// Volcano HyperNode tiers (rail leaves of one SU grouped into one tier-2 HyperNode); a
-// three-level fabric and a 9-SU superpod for the other tier shapes.
+// structure), label levels that nest as Kueue TAS requires, the Kueue Topology object; a
+// three-level fabric's labels. Volcano: export_volcano_test.cpp.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -15,12 +14,6 @@ namespace ibfabric::scheduler_hooks {
 namespace {
 
 TopologyPtr superpod(int sus) { return testing::crawledTopology(testing::superpod(sus)); }
-
-const HyperNode* findHn(const std::vector<HyperNode>& hns, const std::string& name) {
-  for (const auto& h : hns)
-    if (h.name == name) return &h;
-  return nullptr;
-}
 
 TEST(K8sLabels, SuperpodHostsGetLeafSuSpineGroupAndRailLabels) {
   ExportLayout layout = buildExportLayout(superpod(2));
@@ -120,72 +113,10 @@ TEST(K8sLabels, KueueTopologyNamesAndApiVersionsAreChecked) {
   EXPECT_TRUE(isDnsSubdomain(std::string(63, 'a') + "." + std::string(63, 'b')));
 }
 
-TEST(Volcano, SuperpodRailLeavesOfOneSuAreGroupedIntoOneTier2HyperNode) {
-  ExportLayout layout = buildExportLayout(superpod(2));
-  auto hns = volcanoHyperNodes(layout);
-  int tier1 = 0, tier2 = 0, tier3 = 0;
-  for (const auto& h : hns) {
-    tier1 += h.tier == 1;
-    tier2 += h.tier == 2;
-    tier3 += h.tier == 3;
-  }
-  EXPECT_EQ(tier1, 16);  // one per rail leaf
-  EXPECT_EQ(tier2, 2);   // one per SU
-  EXPECT_EQ(tier3, 1);   // the spine group over both SUs
-  EXPECT_EQ(hns.size(), 19u);
-
-  const HyperNode* leaf = findHn(hns, "leaf-su1-r3");
-  ASSERT_NE(leaf, nullptr);
-  EXPECT_TRUE(leaf->nodeMembers);
-  ASSERT_EQ(leaf->members.size(), 32u);
-  EXPECT_EQ(leaf->members.front(), "dgx0001");
-  EXPECT_EQ(leaf->members.back(), "dgx0032");
-
-  const HyperNode* su = findHn(hns, "su01");
-  ASSERT_NE(su, nullptr);
-  EXPECT_EQ(su->tier, 2);
-  EXPECT_FALSE(su->nodeMembers);
-  std::vector<std::string> leaves;
-  for (int r = 1; r <= 8; ++r) leaves.push_back("leaf-su1-r" + std::to_string(r));
-  EXPECT_EQ(su->members, leaves);
-
-  const HyperNode* sg = findHn(hns, "sg01");
-  ASSERT_NE(sg, nullptr);
-  EXPECT_EQ(sg->members, (std::vector<std::string>{"su01", "su02"}));
-
-  std::string yaml = volcanoHyperNodesYaml(layout);
-  EXPECT_NE(yaml.find("---\napiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\n"
-                      "metadata:\n  name: su01\n"),
-            std::string::npos);
-  EXPECT_NE(yaml.find("spec:\n  tier: 2\n  members:\n  - type: HyperNode\n    selector:\n"
-                      "      exactMatch:\n        name: \"leaf-su1-r1\"\n"),
-            std::string::npos);
-  EXPECT_NE(yaml.find("  - type: Node\n    selector:\n      exactMatch:\n        name: "
-                      "\"dgx0001\"\n"),
-            std::string::npos);
-}
-
-TEST(Volcano, NineSusHaveOneSpineGroupEachAndARootOverTheUnits) {
-  auto hns = volcanoHyperNodes(buildExportLayout(superpod(9)));
-  // 72 leaves, 9 SUs; every spine group holds one SU, so no group tier; a root over the SUs.
-  EXPECT_EQ(hns.size(), 72u + 9u + 1u);
-  const HyperNode& root = hns.back();
-  EXPECT_EQ(root.name, "ibfabric-root");
-  EXPECT_EQ(root.tier, 3);
-  EXPECT_EQ(root.members.size(), 9u);
-  EXPECT_EQ(root.members.front(), "su01");
-}
-
-TEST(Volcano, ThreeLevelLeavesGroupedByPod) {
+TEST(K8sLabels, ThreeLevelSuIsThePodAndNoRailLabels) {
   ExportLayout layout =
       buildExportLayout(testing::crawledTopology(testing::threeLevel(2, 2, 2, 2, 2)));
   EXPECT_FALSE(layout.railOptimized);
-  auto hns = volcanoHyperNodes(layout);
-  ASSERT_EQ(hns.size(), 4u + 2u + 1u);
-  EXPECT_EQ(hns[0].name, "leaf-p1-01");
-  EXPECT_EQ(hns[0].members, (std::vector<std::string>{"dgx0001", "dgx0002"}));
-  EXPECT_EQ(findHn(hns, "sg02")->members, (std::vector<std::string>{"leaf-p2-01", "leaf-p2-02"}));
-  EXPECT_EQ(hns.back().members, (std::vector<std::string>{"sg01", "sg02"}));
   NodeLabels nl = nodeLabels(layout);
   EXPECT_EQ(nl.labels.at("dgx0005").at(kLabelSu), "su02");
   EXPECT_EQ(nl.labels.at("dgx0005").at(kLabelSpineGroup), "sg02");

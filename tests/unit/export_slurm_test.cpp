@@ -117,13 +117,13 @@ TEST(SlurmExport, AHostThatLostAnHcaLinkStaysInItsUnitOrIsLeftOutOnRequest) {
       << health.at("dgx0003").reason;
 
   // Kept: it still belongs to su01 (its 7 leaves are su01's).
-  ExportLayout kept = buildExportLayout(topo, {false, health});
+  ExportLayout kept = buildExportLayout(topo, {false, health, nullptr});
   ASSERT_NE(kept.leafSetOf("dgx0003"), nullptr);
   EXPECT_EQ(kept.leafSetOf("dgx0003")->name, "su01");
   EXPECT_EQ(kept.leafSets.size(), 2u);
 
   // Left out on request, with the reason in a comment; the file is still valid.
-  ExportLayout out = buildExportLayout(topo, {true, health});
+  ExportLayout out = buildExportLayout(topo, {true, health, nullptr});
   EXPECT_EQ(out.leafSetOf("dgx0003"), nullptr);
   ASSERT_EQ(out.excluded.size(), 1u);
   for (SlurmPlugin p : {SlurmPlugin::kTree, SlurmPlugin::kBlock}) {

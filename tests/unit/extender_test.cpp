@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 #include "scheduler_hooks/extender.h"
 #include "tests/support/fabrics.h"
 
@@ -111,8 +113,9 @@ TEST(ExtenderFilter, FqdnNodeNamesAndAnyFieldCaseAreAccepted) {
   auto r = extenderFilter(body, context());
   ASSERT_EQ(r.status, 200) << r.body.dump();
   EXPECT_EQ(r.body["NodeNames"], json({"dgx0001.cluster.local", "dgx0002"}));
-  EXPECT_EQ(fabricHostOf(*context().topology, "dgx0001.cluster.local"), "dgx0001");
-  EXPECT_EQ(fabricHostOf(*context().topology, "dgx9999.cluster.local"), std::nullopt);
+  const ExportLayout layout = buildExportLayout(context().topology);
+  EXPECT_EQ(fabricHostOf(layout, "dgx0001.cluster.local"), "dgx0001");
+  EXPECT_EQ(fabricHostOf(layout, "dgx9999.cluster.local"), std::nullopt);
   // A host the daemon knows is down but the topology no longer has, by its FQDN.
   ExtenderContext ctx = context();
   ctx.health["dgx9999"] = {HostHealth::kDown, "no longer seen by the crawls"};
@@ -153,17 +156,18 @@ std::map<std::string, std::int64_t> scores(const ExtenderReply& r) {
 TEST(ExtenderPrioritize, FavoursTheLeafAndPodOfTheJobsPeers) {
   ExtenderContext ctx;
   ctx.topology = threeLevel();
-  auto r = extenderPrioritize(
-      namesArgs(pod({{"ibfabric.io/peer-hosts", "dgx0001"}}), {"dgx0002", "dgx0003", "dgx0005"}),
-      ctx);
+  auto r = extenderPrioritize(namesArgs(pod({{"ibfabric.io/peer-hosts", "dgx0001"}}),
+                                        {"dgx0002", "dgx0003", "dgx0005", "dgx0001"}),
+                              ctx);
   ASSERT_EQ(r.status, 200) << r.body.dump();
   ASSERT_TRUE(r.body.is_array());
-  ASSERT_EQ(r.body.size(), 3u);
+  ASSERT_EQ(r.body.size(), 4u);
   EXPECT_EQ(r.body[0]["Host"], "dgx0002");
   auto s = scores(r);
-  EXPECT_EQ(s["dgx0002"], 10);  // same leaf
-  EXPECT_EQ(s["dgx0003"], 7);   // same pod (spine group): 7 * 0.5 + 3 = 6.5
-  EXPECT_EQ(s["dgx0005"], 3);   // other pod
+  EXPECT_EQ(s["dgx0001"], 10);  // the peer's own node
+  EXPECT_EQ(s["dgx0002"], 9);   // same leaf: 6 + 3 * (0.7 + 0.3)
+  EXPECT_EQ(s["dgx0003"], 3);   // same pod (spine group): 5 * (0.7 * 0.5 + 0.3) = 3.25
+  EXPECT_EQ(s["dgx0005"], 2);   // other pod: 5 * 0.3 = 1.5
   for (const auto& [h, v] : s) {
     EXPECT_GE(v, 0);
     EXPECT_LE(v, 10);
@@ -187,9 +191,9 @@ TEST(ExtenderPrioritize, JobGroupHostsAndHotUplinksCount) {
       namesArgs(pod({{"ibfabric.io/job-group", "llm-70b"}}), {"dgx0006", "dgx0007", "dgx0001"}),
       ctx);
   auto s = scores(r);
-  EXPECT_EQ(s["dgx0006"], 10);  // the peer's leaf, cool up-links
-  EXPECT_EQ(s["dgx0007"], 4);   // same pod, hot up-links: 3.5 + 0
-  EXPECT_EQ(s["dgx0001"], 3);   // other pod, cool
+  EXPECT_EQ(s["dgx0006"], 9);  // the peer's leaf, cool up-links
+  EXPECT_EQ(s["dgx0007"], 2);  // same pod, hot up-links: 5 * (0.35 + 0)
+  EXPECT_EQ(s["dgx0001"], 2);  // other pod, cool: 5 * 0.3
 
   // No peers: cool up-links decide; a down node scores 0.
   ctx.health["dgx0001"] = {HostHealth::kDown, "link down"};
@@ -199,35 +203,48 @@ TEST(ExtenderPrioritize, JobGroupHostsAndHotUplinksCount) {
   EXPECT_EQ(alone["dgx0001"], 0);
 }
 
-TEST(ExtenderPrioritize, APlacerRanksTheCandidates) {
+TEST(ExtenderPrioritize, ThePlacerPredictionOrdersEachBand) {
   ExtenderContext ctx;
   ctx.topology = threeLevel();
-  routing::PlacementRequest seen;
-  ctx.placer = [&seen](const routing::PlacementRequest& req) {
-    seen = req;
+  // A placer whose objective for the peer + one candidate depends on the candidate.
+  const std::map<std::string, double> objective = {
+      {"dgx0002", 0.4}, {"dgx0004", 0.8}, {"dgx0007", 0.9}, {"dgx0008", 0.45}};
+  std::vector<routing::PlacementRequest> seen;
+  ctx.placer = [&](const routing::PlacementRequest& req) {
+    seen.push_back(req);
+    const std::string& h = req.candidates.back();
+    if (h == "dgx0008")
+      throw routing::PlacementError(routing::PlacementError::Kind::kUnsatisfiable, "no");
     routing::PlacementAnswer a;
-    a.options.push_back({{"dgx0007"}, {}});
-    a.options.push_back({{"dgx0002"}, {}});
+    a.options.push_back({req.candidates, {}});
+    a.options.back().score.objective = objective.at(h);
     return a;
   };
   auto s = scores(extenderPrioritize(
-      namesArgs(pod({{"ibfabric.io/pattern", "alltoall"}}), {"dgx0002", "dgx0007", "dgx0004"}),
+      namesArgs(pod({{"ibfabric.io/pattern", "alltoall"}, {"ibfabric.io/peer-hosts", "dgx0001"}}),
+                {"dgx0002", "dgx0007", "dgx0004", "dgx0001", "dgx0008"}),
       ctx));
-  EXPECT_EQ(seen.hosts, 1);
-  EXPECT_EQ(seen.pattern, routing::CommPattern::kAllToAll);
-  EXPECT_EQ(seen.candidates, (std::vector<std::string>{"dgx0002", "dgx0004", "dgx0007"}));
-  EXPECT_EQ(s["dgx0007"], 10);
-  EXPECT_EQ(s["dgx0002"], 9);
-  EXPECT_EQ(s["dgx0004"], 5);
+  ASSERT_EQ(seen.size(), 4u);  // one question per candidate that is not a peer
+  for (const auto& req : seen) {
+    EXPECT_EQ(req.hosts, 2);
+    EXPECT_EQ(req.pattern, routing::CommPattern::kAllToAll);
+    ASSERT_EQ(req.candidates.size(), 2u);
+    EXPECT_EQ(req.candidates.front(), "dgx0001");
+  }
+  EXPECT_EQ(s["dgx0001"], 10);  // the peer's own node
+  EXPECT_EQ(s["dgx0002"], 7);   // its leaf set: 6 + 3 * 0.4 / 0.9
+  EXPECT_EQ(s["dgx0007"], 5);   // elsewhere, the best prediction: 5 * 1
+  EXPECT_EQ(s["dgx0004"], 4);   // elsewhere: 5 * 0.8 / 0.9
+  EXPECT_EQ(s["dgx0008"], 0);   // no answer with it
 
-  // A placer that cannot answer leaves topology and health to decide.
+  // A placer that is not ready leaves topology and health to decide.
   ctx.placer = [](const routing::PlacementRequest&) -> routing::PlacementAnswer {
     throw routing::PlacementError(routing::PlacementError::Kind::kNotReady, "no routes yet");
   };
   auto fallback = scores(extenderPrioritize(
-      namesArgs(pod({{"ibfabric.io/pattern", "alltoall"}}), {"dgx0002", "dgx0007"}), ctx));
-  EXPECT_EQ(fallback["dgx0002"], 10);
-  EXPECT_EQ(fallback["dgx0007"], 10);
+      namesArgs(pod({{"ibfabric.io/peer-hosts", "dgx0001"}}), {"dgx0002", "dgx0007"}), ctx));
+  EXPECT_EQ(fallback["dgx0002"], 9);
+  EXPECT_EQ(fallback["dgx0007"], 2);
 
   auto bad =
       extenderPrioritize(namesArgs(pod({{"ibfabric.io/pattern", "butterfly"}}), {"dgx0002"}), ctx);

@@ -1,5 +1,7 @@
 // `ibfabric export`: the fabric in the formats schedulers read (docs/scheduler.md):
 //   export slurm-topology [--plugin tree|block]      Slurm topology.conf
+//                         [--format yaml [--topologies tree,block,flat,groups] [--name P]]
+//                                                    Slurm topology.yaml (25.05+)
 //   export k8s-labels     [--format kubectl|json|yaml] Kubernetes node labels
 //   export kueue-topology [--name N]                  Kueue Topology of the label levels
 //   export volcano                                    Volcano HyperNodes
@@ -19,6 +21,9 @@
 #include "discovery/topology_compare.h"
 #include "scheduler_hooks/export_k8s.h"
 #include "scheduler_hooks/export_slurm.h"
+#include "scheduler_hooks/export_slurm_yaml.h"
+#include "scheduler_hooks/export_volcano.h"
+#include "scheduler_hooks/k8s_node_name_map.h"
 #include "tools/ibfabric/commands.h"
 
 namespace ibfabric::cli {
@@ -29,6 +34,8 @@ namespace sh = scheduler_hooks;
 struct ExportArgs {
   std::string what;  // slurm-topology | k8s-labels | kueue-topology | volcano
   std::string plugin = "tree";
+  std::string slurmFormat = "conf";
+  std::string topologies;  // topology.yaml entries; "" = the default set
   std::string format = "kubectl";
   std::string name = "ibfabric";
   std::string apiVersion = sh::kKueueDefaultApiVersion;
@@ -36,6 +43,7 @@ struct ExportArgs {
   std::string from;
   std::string server;
   std::string nodeNameMap;
+  std::string k8sNodeNameMap;
   std::string output;
   CrawlOptions crawl;
 };
@@ -96,9 +104,53 @@ TopologyPtr loadTopology(ExportArgs& args) {
   }
 }
 
+std::shared_ptr<const sh::K8sNodeNameMap> loadK8sNodeNames(const ExportArgs& args) {
+  if (args.k8sNodeNameMap.empty()) return nullptr;
+  try {
+    auto map = std::make_shared<sh::K8sNodeNameMap>(sh::K8sNodeNameMap::load(args.k8sNodeNameMap));
+    for (const auto& p : map->problems())
+      std::fprintf(stderr, "ibfabric: warning: %s (line skipped)\n", p.message.c_str());
+    return map;
+  } catch (const std::runtime_error& e) {
+    throw CliError(e.what());
+  }
+}
+
+void warnSkipped(const std::vector<std::string>& skipped) {
+  for (const auto& e : skipped) std::fprintf(stderr, "ibfabric: warning: skipped %s\n", e.c_str());
+  if (!skipped.empty())
+    std::fprintf(stderr, "ibfabric: warning: %zu name(s) skipped (not valid in Kubernetes)\n",
+                 skipped.size());
+}
+
+/// topology.yaml's options, checked like REST's parameters (exit 2 with the reason).
+sh::SlurmYamlOptions slurmYamlOptions(const ExportArgs& args) {
+  sh::SlurmYamlOptions o;
+  o.prefix = args.name;
+  if (auto problem = sh::slurmYamlPrefixProblem(o.prefix))
+    throw CliError("--" + *problem, kExitBadInput);
+  if (!args.topologies.empty())
+    if (auto problem = sh::parseSlurmYamlEntries(args.topologies, o.entries))
+      throw CliError("--" + *problem, kExitBadInput);
+  return o;
+}
+
+std::string slurmServerPath(const ExportArgs& args, const std::string& exclude) {
+  std::string path = "/api/v1/export/slurm-topology?format=" + args.slurmFormat +
+                     "&plugin=" + args.plugin + "&exclude_unhealthy=" + exclude;
+  if (args.slurmFormat == "yaml") {
+    path += "&name=" + args.name;
+    if (!args.topologies.empty()) path += "&topologies=" + args.topologies;
+  }
+  return path;
+}
+
 void runExport(ExportArgs& args) {
   if (!args.from.empty() && !args.server.empty())
     throw CliError("give either --from FILE or --server URL, not both");
+  sh::SlurmYamlOptions yamlOptions;
+  if (args.what == "slurm-topology" && args.slurmFormat == "yaml")
+    yamlOptions = slurmYamlOptions(args);
   const std::string exclude = args.excludeUnhealthy ? "true" : "false";
   if (args.what == "kueue-topology") {
     if (auto problem = sh::kueueTopologyProblem(args.name, args.apiVersion)) {
@@ -109,11 +161,14 @@ void runExport(ExportArgs& args) {
     }
     return write(args, sh::kueueTopologyYaml(args.name, args.apiVersion));
   }
+  if (!args.server.empty() && !args.k8sNodeNameMap.empty())
+    throw CliError(
+        "--k8s-node-name-map applies to --from and crawls; the daemon uses its own "
+        "k8s_node_name_map");
   if (!args.server.empty()) {
     std::string path;
     if (args.what == "slurm-topology") {
-      path =
-          "/api/v1/export/slurm-topology?plugin=" + args.plugin + "&exclude_unhealthy=" + exclude;
+      path = slurmServerPath(args, exclude);
     } else if (args.what == "k8s-labels") {
       path = "/api/v1/export/k8s-labels?format=" + args.format + "&exclude_unhealthy=" + exclude;
     } else {
@@ -125,12 +180,15 @@ void runExport(ExportArgs& args) {
   sh::ExportOptions options;
   options.excludeUnhealthy = args.excludeUnhealthy;
   options.health = sh::hostHealthFromTopology(*topology);
+  options.k8sNodeNames = loadK8sNodeNames(args);
   sh::ExportLayout layout = sh::buildExportLayout(topology, options);
   for (const auto& e : layout.excluded) std::fprintf(stderr, "ibfabric: left out %s\n", e.c_str());
   if (args.what == "slurm-topology") {
     if (layout.leafSets.empty()) throw CliError("no hosts to export");
+    if (args.slurmFormat == "yaml") return write(args, sh::slurmTopologyYaml(layout, yamlOptions));
     write(args, sh::slurmTopologyConf(layout, *sh::parseSlurmPlugin(args.plugin)));
   } else if (args.what == "k8s-labels") {
+    warnSkipped(sh::nodeLabels(layout).skipped);
     if (args.format == "json") {
       write(args, sh::labelsJson(layout).dump(2) + "\n");
     } else if (args.format == "yaml") {
@@ -139,6 +197,7 @@ void runExport(ExportArgs& args) {
       write(args, sh::formatKubectlLabels(layout));
     }
   } else {
+    warnSkipped(sh::volcanoHyperNodes(layout).skipped);
     write(args, sh::volcanoHyperNodesYaml(layout));
   }
 }
@@ -155,6 +214,10 @@ CLI::App* addOne(CLI::App& parent, const std::string& name, const std::string& h
                     "ask a running ibfabricd (http://HOST:PORT), with its link health");
     cmd->add_option("--node-name-map", args->nodeNameMap,
                     "file of <guid> \"<name>\" lines applied to node descriptions");
+    if (name != "slurm-topology")
+      cmd->add_option("--k8s-node-name-map", args->k8sNodeNameMap,
+                      "file of '<host> <node-name>' lines: Kubernetes node names that are not "
+                      "the lower-cased host names");
     addCrawlOptions(*cmd, args->crawl);
   }
   cmd->add_option("-o,--output", args->output, "write to FILE instead of stdout");
@@ -172,10 +235,19 @@ void addExportCommands(CLI::App& app) {
       app.add_subcommand("export", "The fabric for schedulers: Slurm, Kubernetes, Kueue, Volcano");
   exp->require_subcommand(1);
   auto args = std::make_shared<ExportArgs>();
-  addOne(*exp, "slurm-topology", "Slurm topology.conf (topology/tree or topology/block)", args,
-         true)
-      ->add_option("--plugin", args->plugin, "tree | block")
+  CLI::App* slurm =
+      addOne(*exp, "slurm-topology",
+             "Slurm topology.conf (tree or block) or topology.yaml (Slurm 25.05+)", args, true);
+  slurm->add_option("--plugin", args->plugin, "topology.conf: tree | block")
       ->check(CLI::IsMember({"tree", "block"}))
+      ->capture_default_str();
+  slurm->add_option("--format", args->slurmFormat, "conf (topology.conf) | yaml (topology.yaml)")
+      ->check(CLI::IsMember({"conf", "yaml"}))
+      ->capture_default_str();
+  slurm->add_option("--topologies", args->topologies,
+                    "topology.yaml entries, first = cluster default: tree,block,flat,groups "
+                    "(default: tree,block,flat, and groups when there are several spine groups)");
+  slurm->add_option("--name", args->name, "topology.yaml: prefix of the topology names")
       ->capture_default_str();
   addOne(*exp, "k8s-labels", "Kubernetes node labels (leaf, su, spine-group, rail-N)", args, true)
       ->add_option("--format", args->format, "kubectl | json | yaml")

@@ -1,4 +1,4 @@
-// A long-running child for end-to-end tests (ibfabricd under `ibfabric sim run`, Prometheus):
+// A long-running child for tests (ibfabricd under `ibfabric sim run`, Prometheus, slurmctld):
 // started in its own process group with stdin from /dev/null and stdout + stderr in a log
 // file; stopped with SIGTERM (then SIGKILL to the group) by stop() or the destructor.
 //

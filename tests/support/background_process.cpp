@@ -1,4 +1,4 @@
-#include "tests/e2e/background_process.h"
+#include "tests/support/background_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
