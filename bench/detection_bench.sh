@@ -110,19 +110,22 @@ sweep_mads() {  # MADs the engine sent over the next 3 sweeps, per sweep
 }
 store_write() { curl -s -m 10 "$url/api/v1/health" | jq -r '.store.last_write_seconds'; }
 osm_log="$IBFABRIC_SIM_DIR/$name/opensm.log"
-# subnet_up_after EPOCH: seconds from EPOCH to OpenSM's first "SUBNET UP" after it (its heavy
-# sweep that made a ReLinked port Active), from opensm.log's local-time stamps; "-" if none.
-subnet_up_after() {
-  local t0="$1" line stamp t
+# sm_split RELINK SECONDS: the SM's part and ours of a ReLink seen SECONDS after epoch RELINK:
+# "<ReLink → OpenSM's last SUBNET UP before the link_up> <that SUBNET UP → link_up>" (the heavy
+# sweep that made the port Active ends with SUBNET UP; opensm.log's local-time stamps), or "- -"
+# when no SUBNET UP came between (OpenSM had not taken the port down).
+sm_split() {
+  local t0="$1" seen="$2" line stamp t last=""
+  [ "$seen" = timeout ] && { echo "- -"; return 0; }
   while read -r line; do
     stamp=$(awk '{ print $1, $2, $3 }' <<<"$line")
     t=$(date -d "$stamp" +%s).$(awk '{ print $4 }' <<<"$line")
-    if awk -v t="$t" -v t0="$t0" 'BEGIN { exit !(t > t0) }'; then
-      awk -v t="$t" -v t0="$t0" 'BEGIN { printf "%.2f\n", t - t0 }'
-      return 0
+    if awk -v t="$t" -v a="$t0" -v b="$seen" 'BEGIN { exit !(t > a && t <= a + b) }'; then
+      last="$t"
     fi
   done < <(grep 'SUBNET UP' "$osm_log" 2>/dev/null | tail -20)
-  echo "-"
+  if [ -z "$last" ]; then echo "- -"; return 0; fi
+  awk -v t="$last" -v a="$t0" -v b="$seen" 'BEGIN { printf "%.2f %.2f\n", t - a, a + b - t }'
 }
 
 quiet_mads=$(sweep_mads)
@@ -146,13 +149,15 @@ for i in $(seq 1 "$runs"); do
   since=$(curl -s -m 10 "$url/api/v1/events?since=0&limit=1" | jq -r '.last_id')
   t_relink=$(now)
   sim_cmd "ReLink \"$host-mlx5_3\"[1]"
-  wait_event link_up "$host mlx5_3" "$since" $((crawl + 60)) >>"$work/hca_up"
-  subnet_up_after "$t_relink" >>"$work/hca_sm"
+  seen=$(wait_event link_up "$host mlx5_3" "$since" $((crawl + 60)))
+  echo "$seen" >>"$work/hca_up"
+  sm_split "$t_relink" "$seen" >>"$work/hca_sm"
   t_relink=$(now)
   sim_cmd "ReLink \"$leaf\"[$port]"
   if [ "$up_seen" != timeout ]; then
-    wait_event link_up "MF0;$leaf:MQM9790-NS2F/U1" "$since" $((3 * sweep + 10)) >>"$work/up_up"
-    subnet_up_after "$t_relink" >>"$work/up_sm"
+    seen=$(wait_event link_up "MF0;$leaf:MQM9790-NS2F/U1" "$since" $((3 * sweep + 10)))
+    echo "$seen" >>"$work/up_up"
+    sm_split "$t_relink" "$seen" >>"$work/up_sm"
   fi
 done
 
@@ -176,10 +181,14 @@ echo "| HCA cable Unlink → link_down | $(stats "$work/hca_down") |"
 echo "| leaf–spine cable Unlink → link_down | $(stats "$work/up_down") |"
 echo "| HCA cable ReLink → link_up | $(stats "$work/hca_up") |"
 echo "| leaf–spine cable ReLink → link_up | $(stats "$work/up_up") |"
-grep -vx -- - "$work/hca_sm" >"$work/hca_sm.found" || true
-grep -vx -- - "$work/up_sm" >"$work/up_sm.found" || true
-echo "| (the SM's part) HCA cable ReLink → OpenSM's next SUBNET UP | $(stats "$work/hca_sm.found") |"
-echo "| (the SM's part) leaf–spine cable ReLink → OpenSM's next SUBNET UP | $(stats "$work/up_sm.found") |"
+for f in hca_sm up_sm; do
+  awk '$1 != "-" { print $1 }' "$work/$f" >"$work/$f.osm"
+  awk '$1 != "-" { print $2 }' "$work/$f" >"$work/$f.ours"
+done
+echo "| of the HCA cable's: ReLink → OpenSM's SUBNET UP (the SM) | $(stats "$work/hca_sm.osm") |"
+echo "| of the HCA cable's: SUBNET UP → link_up (the daemon) | $(stats "$work/hca_sm.ours") |"
+echo "| of the leaf–spine cable's: ReLink → SUBNET UP (the SM) | $(stats "$work/up_sm.osm") |"
+echo "| of the leaf–spine cable's: SUBNET UP → link_up (the daemon) | $(stats "$work/up_sm.ours") |"
 echo
 echo "- MADs per sweep: $quiet_mads with nothing missing, ${missing_mads:-?} with one HCA and one leaf–spine cable missing (the re-checks of the switches holding missing cables)"
 echo "- state store write after a change (s): $(sort -n "$work/store" | tr '\n' ' ')"

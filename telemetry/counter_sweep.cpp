@@ -602,6 +602,7 @@ CounterSnapshotPtr CounterSweeper::sweepInSlices(const SampleSink* sink) {
                     std::chrono::duration_cast<std::chrono::seconds>(guard).count());
     }
     if (next < order.size()) launch();
+    if (betweenSlices_ && !slices.empty()) betweenSlices_();
     if (sl.batch) {
       const std::vector<MadResult>& results = sl.batch->results();
       tally(stats, results);

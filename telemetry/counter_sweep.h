@@ -268,6 +268,11 @@ class CounterSweeper {
   /// (PortSample::lastOk).
   void continueAfter(const CounterSnapshot& previous);
 
+  /// Run on the sweeping thread between two slices of a sweep, while the next slice is in the
+  /// engine: the caller's own MADs on the same engine (the daemon's probes) need not wait for
+  /// the whole sweep. Empty: nothing.
+  void setBetweenSlices(std::function<void()> hook) { betweenSlices_ = std::move(hook); }
+
   /// Capabilities read for the current topology, by node GUID (absent: not read or no answer).
   const std::map<Guid, PmaCapabilities>& capabilities() const { return capabilities_; }
 
@@ -322,6 +327,7 @@ class CounterSweeper {
   mad::MadEngine& engine_;
   const mad::Clock& clock_;
   SweepOptions options_;
+  std::function<void()> betweenSlices_;
   TopologyPtr topology_;
   std::vector<Target> targets_;
   std::vector<PortSample> gone_;  ///< Reported by the next sweep.

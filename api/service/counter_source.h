@@ -39,14 +39,17 @@ class CounterSource {
   virtual std::optional<mad::MadEngineStats> engineStats() const { return std::nullopt; }
   /// The forwarding tables of `topology` (the one last given to setTopology): `previous` when
   /// still valid, else freshly read (routing/lft_reader.h). nullptr: this source has none.
-  /// `reason` says why tables were (re)read or kept. `between` (may be empty) is called between
-  /// the slices of a long read, on the calling thread, where the engine is free for other MADs
-  /// (the daemon's probes of suspected ports). Throws SweepError when nothing can be asked.
+  /// `reason` says why tables were (re)read or kept. Throws SweepError when nothing can be asked.
   virtual routing::ForwardingTablesPtr readForwardingTables(
       const TopologyPtr& /*topology*/, const routing::ForwardingTablesPtr& /*previous*/,
-      std::string* /*reason*/, const std::function<void()>& /*between*/) {
+      std::string* /*reason*/) {
     return nullptr;
   }
+  /// Work run between the slices of a sweep and of a long table read, on the thread that called
+  /// sweep() or readForwardingTables(), where the engine has room for other MADs (the daemon's
+  /// probes of suspected ports: a cable the SM has just brought up is not left waiting behind a
+  /// whole sweep or a re-read of 900 switches' tables). Empty: none.
+  virtual void setBetweenSlices(std::function<void()> /*hook*/) {}
   virtual std::string describe() const = 0;
   /// A re-created source continues the last snapshot served: it numbers its sweeps on from its
   /// sequence (sequence numbers stay increasing across re-creations) and keeps its ports' last

@@ -419,28 +419,14 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
   // port is still coming up) between the slices of the table read below: after an SM's routing
   // pass that read is long, and a cable that came back must not wait for it.
   for (const Lid lid : suspects) requestPortProbe(lid, true);
-  auto pendingAt = Clock::now();
-  const auto probesBetween = [&] {
-    std::set<Lid> lids;
-    {
-      std::lock_guard lock(mu_);
-      if (Clock::now() - pendingAt >= kPendingProbeEvery) {
-        probeRequests_.merge(pendingUp_);
-        pendingUp_.clear();
-        pendingAt = Clock::now();
-      }
-      lids = std::exchange(probeRequests_, {});
-    }
-    if (!lids.empty() && !stopping_) probeSwitches(lids, source.get());
-  };
-  probesBetween();
+  runAskedProbes(*source);
   // Forwarding tables ride on the same MAD engine (api/service/routing_state.h); never fails the
   // sweep.
   const auto before = state();
   // After the SM reported a routing pass (requestRouteRefresh) the tables are read in full.
   const bool forceRead = routeRefreshRequested_.exchange(false);
   auto routes = updateRoutes(*source, sweptTopology, forceRead ? nullptr : before->forwarding,
-                             forceRead ? nullptr : before->routeAnalysis, probesBetween);
+                             forceRead ? nullptr : before->routeAnalysis);
   if (routes.attempted) publish([&](ServiceState& s) { applyRoutesUpdate(s, routes); });
   return true;
 }
@@ -466,7 +452,24 @@ bool FabricService::createSource(CounterSourcePtr& source, std::string& error) {
     return false;
   }
   spdlog::info("counter source: {}", source->describe());
+  source->setBetweenSlices([this, s = source.get()] { runAskedProbes(*s); });
   return true;
+}
+
+void FabricService::runAskedProbes(CounterSource& source) {
+  std::set<Lid> lids;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = Clock::now();
+    if (!pendingUp_.empty() && now >= nextPendingProbe_) {
+      probeRequests_.merge(pendingUp_);
+      pendingUp_.clear();
+    }
+    if (probeRequests_.empty()) return;
+    lids = std::exchange(probeRequests_, {});
+    nextPendingProbe_ = now + kPendingProbeEvery;
+  }
+  if (!stopping_) probeSwitches(lids, &source);
 }
 
 void FabricService::dropSource(CounterSourcePtr& source) {

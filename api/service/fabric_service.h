@@ -154,6 +154,10 @@ class FabricService {
   /// publish() for code in other files (the template lives in fabric_service.cpp).
   void publishChange(const std::function<void(ServiceState&)>& change);
   void probeSwitches(const std::set<Lid>& lids, CounterSource* source);
+  /// The probes asked for (and, every 200 ms, those of ports still coming up), on the sweep
+  /// thread: after a sweep, and between the slices of a sweep or a table read
+  /// (CounterSource::setBetweenSlices).
+  void runAskedProbes(CounterSource& source);
   void probeSwitch(Lid lid, CounterSource& source);
   template <typename Fn>
   void publish(Fn&& change);
@@ -213,7 +217,8 @@ class FabricService {
   std::set<Lid> sweepProbes_;  // guarded by mu_: requested by sweeps only (requestPortProbe)
   /// The SM rerouted: the next sweep reads the forwarding tables in full (and comes at once).
   std::atomic<bool> routeRefreshRequested_{false};
-  std::set<Lid> pendingUp_;    // guarded by mu_
+  std::set<Lid> pendingUp_;                                   // guarded by mu_
+  std::chrono::steady_clock::time_point nextPendingProbe_{};  // guarded by mu_
   std::mutex topologyEditMu_;  // a crawl and a probe publish topologies one at a time
   std::shared_ptr<ProbeMemory> probeMemory_;  // sweep thread only
   bool subnetReady_ = false;                  // guarded by mu_; the discovery thread waits on it

@@ -22,14 +22,13 @@ std::shared_ptr<const RoutingAnalysis> analyzeRoutes(const routing::ForwardingTa
 
 RoutesUpdate updateRoutes(CounterSource& source, const TopologyPtr& topology,
                           const routing::ForwardingTablesPtr& previous,
-                          const std::shared_ptr<const RoutingAnalysis>& previousAnalysis,
-                          const std::function<void()>& between) {
+                          const std::shared_ptr<const RoutingAnalysis>& previousAnalysis) {
   RoutesUpdate u;
   u.attempt = std::chrono::system_clock::now();
   if (!topology) return u;
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    u.forwarding = source.readForwardingTables(topology, previous, &u.reason, between);
+    u.forwarding = source.readForwardingTables(topology, previous, &u.reason);
   } catch (const std::exception& e) {
     u.attempted = true;
     u.error = std::string("reading forwarding tables: ") + e.what();

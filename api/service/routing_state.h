@@ -40,11 +40,9 @@ struct RoutesUpdate {
 /// Problems per kind with bounded problem lists.
 inline constexpr std::size_t kMaxListedRouteProblems = 1000;
 
-/// `between`: run between the slices of a long table read (CounterSource::readForwardingTables).
 RoutesUpdate updateRoutes(CounterSource& source, const TopologyPtr& topology,
                           const routing::ForwardingTablesPtr& previous,
-                          const std::shared_ptr<const RoutingAnalysis>& previousAnalysis,
-                          const std::function<void()>& between = {});
+                          const std::shared_ptr<const RoutingAnalysis>& previousAnalysis);
 /// Publishes an update into a state (on success: tables, analysis and routes.* status).
 void applyRoutesUpdate(ServiceState& state, const RoutesUpdate& update);
 

@@ -73,13 +73,16 @@ class UmadCounterSource final : public CounterSource {
   std::optional<mad::MadEngineStats> engineStats() const override { return engine_->stats(); }
   routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& topology,
                                                     const routing::ForwardingTablesPtr& previous,
-                                                    std::string* reason,
-                                                    const std::function<void()>& between) override {
+                                                    std::string* reason) override {
     ensureSweeper();
     routing::LftRefreshStats st;
-    auto tables = lfts_->refresh(topology, previous, &st, between);
+    auto tables = lfts_->refresh(topology, previous, &st, betweenSlices_);
     if (reason) *reason = st.reason;
     return tables;
+  }
+  void setBetweenSlices(std::function<void()> hook) override {
+    betweenSlices_ = std::move(hook);
+    if (sweeper_) sweeper_->setBetweenSlices(betweenSlices_);
   }
   bool readsLocalPort() const override { return true; }
   std::optional<mad::PortInfo> localPortInfo() override {
@@ -163,12 +166,14 @@ class UmadCounterSource final : public CounterSource {
     telemetry::SweepOptions sweep = sweepOptions_;
     sweep.samplesControlAvoid.insert({smLid_, localLid_});
     sweeper_ = std::make_unique<telemetry::CounterSweeper>(*engine_, clock_, std::move(sweep));
+    sweeper_->setBetweenSlices(betweenSlices_);
     routing::LftReaderOptions lo;
     lo.localPort = transport_->localPortGuid();  // directed-route fallback starts here
     lfts_ = std::make_unique<routing::LftReader>(*engine_, clock_, lo);
   }
 
   mad::SteadyClock clock_;
+  std::function<void()> betweenSlices_;
   telemetry::SweepOptions sweepOptions_;
   Lid localLid_;
   Lid smLid_;

@@ -88,10 +88,10 @@ ClearCountersResult FakeCounterSource::clearCounters(telemetry::PortKey key, Lid
 }
 
 routing::ForwardingTablesPtr FakeCounterSource::readForwardingTables(
-    const TopologyPtr& topology, const routing::ForwardingTablesPtr& previous, std::string* reason,
-    const std::function<void()>& between) {
+    const TopologyPtr& topology, const routing::ForwardingTablesPtr& previous,
+    std::string* reason) {
   if (!control_->serveTables || !topology) return nullptr;
-  if (between) between();
+  if (between_) between_();
   if (previous && previous->topology() == topology) {
     if (reason) *reason = "unchanged";
     return previous;

@@ -67,11 +67,13 @@ class FakeCounterSource final : public CounterSource {
   ClearCountersResult clearCounters(telemetry::PortKey key, Lid lid) override;
   routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& topology,
                                                     const routing::ForwardingTablesPtr& previous,
-                                                    std::string* reason,
-                                                    const std::function<void()>& between) override;
+                                                    std::string* reason) override;
+  /// Run once by every table read that serves tables (its one slice boundary).
+  void setBetweenSlices(std::function<void()> hook) override { between_ = std::move(hook); }
 
  private:
   std::shared_ptr<FakeCounterControl> control_;
+  std::function<void()> between_;
   std::map<telemetry::PortKey, std::uint64_t> clearedAt_;  // sweep number at the clear
   TopologyPtr topology_;
   std::uint64_t sequence_ = 0;

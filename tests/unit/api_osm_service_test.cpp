@@ -65,11 +65,11 @@ class ProbingSource final : public CounterSource {
     }
     return out;
   }
+  void setBetweenSlices(std::function<void()> hook) override { between_ = std::move(hook); }
   /// A read in two slices: what the test asked for, then the hook between the slices.
   routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& t,
                                                     const routing::ForwardingTablesPtr& previous,
-                                                    std::string* reason,
-                                                    const std::function<void()>& between) override {
+                                                    std::string* reason) override {
     std::function<void()> during;
     {
       std::lock_guard lock(script_->mu);
@@ -77,14 +77,15 @@ class ProbingSource final : public CounterSource {
     }
     if (during) {
       during();
-      if (between) between();
+      if (between_) between_();
       std::lock_guard lock(script_->mu);
       script_->probesWhenReadEnded = script_->probes;
     }
-    return fake_.readForwardingTables(t, previous, reason, between);
+    return fake_.readForwardingTables(t, previous, reason);
   }
 
  private:
+  std::function<void()> between_;
   FakeCounterSource fake_;
   std::shared_ptr<ProbeScript> script_;
 };

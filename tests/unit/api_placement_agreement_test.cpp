@@ -40,9 +40,8 @@ class HotLinkCounters final : public CounterSource {
   }
   routing::ForwardingTablesPtr readForwardingTables(const TopologyPtr& topology,
                                                     const routing::ForwardingTablesPtr& previous,
-                                                    std::string* reason,
-                                                    const std::function<void()>& between) override {
-    return inner_.readForwardingTables(topology, previous, reason, between);
+                                                    std::string* reason) override {
+    return inner_.readForwardingTables(topology, previous, reason);
   }
   std::string describe() const override { return "hot-links"; }
 

@@ -597,6 +597,31 @@ TEST(CounterSweep, StreamedSweepGivesTheSameSnapshotAndEveryPortOnce) {
   EXPECT_EQ(seen, keys);
 }
 
+// The hook between slices (setBetweenSlices): 120 ports, 4 slices of 64 requests → called after
+// each of the first three slices, with the next slice in the engine, and MADs it runs on the same
+// engine are answered; the sweep reads every port as without it.
+TEST(CounterSweep, TheCallerRunsItsOwnMadsBetweenSlices) {
+  constexpr int kCas = 60;
+  Harness h;
+  wideCounters(h.pma, kCas);
+  h.sweeper->setTopology(wideFabric(kCas));
+  h.sweeper->sweep();  // capabilities
+  int calls = 0, answered = 0;
+  h.sweeper->setBetweenSlices([&] {
+    ++calls;
+    std::vector<mad::MadRequest> own;
+    own.push_back({mad::pmaAddress(Lid{5}), mad::buildClassPortInfoGet(), {}});
+    answered += h.engine->run(std::move(own)).front().ok() ? 1 : 0;
+  });
+  const auto snap = h.sweeper->sweep();
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(answered, 3);
+  EXPECT_EQ(snap->stats.portsOk, 2u * kCas);
+  h.sweeper->setBetweenSlices({});
+  EXPECT_EQ(h.sweeper->sweep()->stats.portsOk, 2u * kCas);
+  EXPECT_EQ(calls, 3);
+}
+
 // The fake PMA holds back the sweep's last counter query until the sink has seen a port. A sweep
 // that handed its ports over only at the end would never release it: the responder gives up
 // after 10 s and the test fails.
