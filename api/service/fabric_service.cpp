@@ -415,9 +415,10 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
     s.sweepSource = sourceName;
     s.sweep.succeeded(attempt, std::chrono::duration_cast<std::chrono::nanoseconds>(took));
   });
-  // The suspects are probed now, and every probe asked for meanwhile (a trap's, a switch whose
-  // port is still coming up) between the slices of the table read below: after an SM's routing
-  // pass that read is long, and a cable that came back must not wait for it.
+  // The suspects are probed now; every probe asked for later (a trap's, a switch whose port is
+  // still coming up) runs between the slices of the table read below and of the next sweep
+  // (createSource's hook): after an SM's routing pass that read is long, and a cable that came
+  // back must not wait for it.
   for (const Lid lid : suspects) requestPortProbe(lid, true);
   runAskedProbes(*source);
   // Forwarding tables ride on the same MAD engine (api/service/routing_state.h); never fails the
