@@ -31,7 +31,8 @@ bool limitHeapArenas(int arenas);
 bool mapLargeBuffers(std::size_t threshold);
 
 /// Gives the free pages of every arena back to the kernel (malloc_trim): after a sweep, a crawl
-/// or a rendering freed their large temporaries. Costs a walk of the free lists (about a
+/// or a rendering freed their large temporaries (nothing under ASan or TSan, whose allocator owns
+/// the heap). Costs a walk of the free lists (about a
 /// millisecond per hundred MB of heap).
 void releaseFreeHeap();
 
