@@ -420,7 +420,7 @@ bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& sour
   // (createSource's hook): after an SM's routing pass that read is long, and a cable that came
   // back must not wait for it.
   for (const Lid lid : suspects) requestPortProbe(lid, true);
-  runAskedProbes(*source);
+  runAskedProbes(source.get());
   // Forwarding tables ride on the same MAD engine (api/service/routing_state.h); never fails the
   // sweep.
   const auto before = state();
@@ -453,11 +453,11 @@ bool FabricService::createSource(CounterSourcePtr& source, std::string& error) {
     return false;
   }
   spdlog::info("counter source: {}", source->describe());
-  source->setBetweenSlices([this, s = source.get()] { runAskedProbes(*s); });
+  source->setBetweenSlices([this, s = source.get()] { runAskedProbes(s); });
   return true;
 }
 
-void FabricService::runAskedProbes(CounterSource& source) {
+void FabricService::runAskedProbes(CounterSource* source) {
   std::set<Lid> lids;
   {
     std::lock_guard lock(mu_);
@@ -470,7 +470,7 @@ void FabricService::runAskedProbes(CounterSource& source) {
     lids = std::exchange(probeRequests_, {});
     nextPendingProbe_ = now + kPendingProbeEvery;
   }
-  if (!stopping_) probeSwitches(lids, &source);
+  if (!stopping_) probeSwitches(lids, source);
 }
 
 void FabricService::dropSource(CounterSourcePtr& source) {
@@ -583,16 +583,9 @@ void FabricService::sweepLoop() {
       });
       if (stopping_) break;
       if (!clearJobs_.empty()) runClears();
-      if (probeRequests_.empty() && !pendingUp_.empty() && Clock::now() < next) {
-        probeRequests_.merge(pendingUp_);
-        pendingUp_.clear();
-      }
-      if (!stopping_ && !probeRequests_.empty()) {
-        const auto lids = std::exchange(probeRequests_, {});
-        lock.unlock();
-        probeSwitches(lids, source.get());
-        lock.lock();
-      }
+      lock.unlock();
+      runAskedProbes(source.get());
+      lock.lock();
       if (stopping_ || topologyGeneration_ != generation || Clock::now() >= next ||
           (ok && routeRefreshRequested_))
         break;

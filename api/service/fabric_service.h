@@ -155,9 +155,9 @@ class FabricService {
   void publishChange(const std::function<void(ServiceState&)>& change);
   void probeSwitches(const std::set<Lid>& lids, CounterSource* source);
   /// The probes asked for (and, every 200 ms, those of ports still coming up), on the sweep
-  /// thread: after a sweep, and between the slices of a sweep or a table read
+  /// thread: after a sweep, between sweeps, and between the slices of a sweep or a table read
   /// (CounterSource::setBetweenSlices).
-  void runAskedProbes(CounterSource& source);
+  void runAskedProbes(CounterSource* source);
   void probeSwitch(Lid lid, CounterSource& source);
   template <typename Fn>
   void publish(Fn&& change);
