@@ -192,7 +192,7 @@ void MadEngine::expireAttempts(Clock::time_point now) {
     Slot* slot = deadlines_.begin()->second;
     deadlines_.erase(deadlines_.begin());
     const Lid lid = slot->batch->requests[slot->index].to.lid;
-    flow_.onTimeout(lid, slot->lastSent, slot->attempts == 1, now);
+    flow_.onTimeout(lid, slot->lastSent, slot->attempts == 1, now, slot->cuts);
     {
       std::lock_guard lock(statsMu_);
       ++stats_.timeouts;
@@ -335,7 +335,7 @@ void MadEngine::sendAttempt(Slot* slot, Clock::time_point now) {
   if (slot->attempts == 0) flow_.onFirstSend();
   slot->attempts++;
   slot->currentTid = tid;
-  slot->tids.push_back(tid);
+  slot->sent.push_back({tid, now});
   slot->lastSent = now;
   slot->deadline = now + flow_.attemptTimeout(req.to.lid, slot->probe);
   liveTids_[tid] = slot;
@@ -351,21 +351,28 @@ void MadEngine::sendAttempt(Slot* slot, Clock::time_point now) {
   }
 }
 
+void MadEngine::handleStaleReply(const ReceivedMad& rm, std::uint32_t tid, Clock::time_point now) {
+  auto old = retired_.find(tid);
+  if (old != retired_.end() && rm.umadStatus == 0 && old->second.kind == Retired::Kind::kFailed)
+    flow_.onLateAnswer(old->second.lid, now - old->second.sentAt);
+  std::lock_guard lock(statsMu_);
+  if (old == retired_.end()) {
+    ++stats_.unmatched;
+  } else if (rm.umadStatus != 0) {
+    // The transport's report of a lost attempt that no longer matters.
+  } else if (old->second.kind == Retired::Kind::kAnswered) {
+    ++stats_.duplicates;
+  } else {
+    ++stats_.lateReplies;
+    publishFlow(old->second.lid);
+  }
+}
+
 void MadEngine::handleReply(const ReceivedMad& rm, Clock::time_point now) {
   const std::uint32_t tid = lowTransactionId(transactionId(rm.mad));
   auto live = liveTids_.find(tid);
   if (live == liveTids_.end()) {
-    auto old = retired_.find(tid);
-    std::lock_guard lock(statsMu_);
-    if (old == retired_.end()) {
-      ++stats_.unmatched;
-    } else if (rm.umadStatus != 0) {
-      // The transport's report of a lost attempt that no longer matters.
-    } else if (old->second == Retired::kAnswered) {
-      ++stats_.duplicates;
-    } else {
-      ++stats_.lateReplies;
-    }
+    handleStaleReply(rm, tid, now);
     return;
   }
   Slot* slot = live->second;
@@ -383,9 +390,13 @@ void MadEngine::handleReply(const ReceivedMad& rm, Clock::time_point now) {
     attemptFailed(slot, now);
     return;
   }
-  // Karn's rule: a request answered after a re-send gives no RTT sample.
+  // The TID names the attempt answered: its round trip is exact, and an answer to an attempt
+  // older than the last one sent proves the timeout that re-sent it premature.
   const Lid lid = slot->batch->requests[slot->index].to.lid;
-  flow_.onAnswered(lid, slot->attempts == 1 ? std::optional(now - slot->firstSent) : std::nullopt);
+  auto answered = std::find_if(slot->sent.begin(), slot->sent.end(),
+                               [tid](const Slot::Attempt& a) { return a.tid == tid; });
+  const Clock::time_point sentAt = answered != slot->sent.end() ? answered->sentAt : slot->lastSent;
+  flow_.onAnswered(lid, now - sentAt, tid != slot->currentTid, slot->cuts);
   {
     std::lock_guard lock(statsMu_);
     ++stats_.received;
@@ -456,10 +467,11 @@ void MadEngine::finish(Slot* slot, MadOutcome outcome, const MadBuffer* reply,
     inFlight_.erase(it);
     --queues_[lid].inFlight;
     deadlines_.erase({slot->deadline, slot});
-    const Retired kind = outcome == MadOutcome::kOk ? Retired::kAnswered : Retired::kFailed;
-    for (std::uint32_t tid : slot->tids) {
-      liveTids_.erase(tid);
-      retire(tid, kind);
+    const Retired::Kind kind =
+        outcome == MadOutcome::kOk ? Retired::Kind::kAnswered : Retired::Kind::kFailed;
+    for (const Slot::Attempt& a : slot->sent) {
+      liveTids_.erase(a.tid);
+      retire(a.tid, {kind, lid, a.sentAt});
     }
   }
   --ab.open;
@@ -474,6 +486,8 @@ void MadEngine::publishFlow(Lid lid) {
   stats_.window = flow_.window();
   stats_.windowDecreases = flow_.overallWindow().decreases();
   stats_.targetWindowDecreases = flow_.targetWindowDecreases();
+  stats_.spuriousTimeouts = flow_.spuriousTimeouts();
+  stats_.windowCutsUndone = flow_.cutsUndone();
   stats_.srtt = flow_.overallRtt().srtt();
   stats_.rttvar = flow_.overallRtt().rttvar();
   stats_.rto = flow_.overallRtt().rto();
@@ -485,8 +499,8 @@ void MadEngine::publishFlow(Lid lid) {
   ts.breakerOpen = flow_.breakerOpen(lid);
 }
 
-void MadEngine::retire(std::uint32_t tid, Retired kind) {
-  retired_[tid] = kind;
+void MadEngine::retire(std::uint32_t tid, Retired retired) {
+  retired_.insert_or_assign(tid, retired);
   retiredOrder_.push_back(tid);
   if (retiredOrder_.size() > kRetiredMemory) {
     retired_.erase(retiredOrder_.front());

@@ -146,7 +146,11 @@ struct MadEngineStats {
   std::uint64_t retries = 0;       ///< Re-sends.
   std::uint64_t duplicates = 0;    ///< Replies for an already answered request.
   std::uint64_t lateReplies = 0;   ///< Replies for a request that had already failed.
-  std::uint64_t unmatched = 0;     ///< Replies with an unknown TID.
+  /// Timeouts an answer proved premature: the reply to an earlier attempt after a re-send, or to
+  /// a request that had failed (each such reply counts once).
+  std::uint64_t spuriousTimeouts = 0;
+  std::uint64_t windowCutsUndone = 0;  ///< Window cuts undone because their timeout was spurious.
+  std::uint64_t unmatched = 0;         ///< Replies with an unknown TID.
   std::uint64_t completedOk = 0;
   std::uint64_t failed = 0;           ///< Requests that ended kTimeout.
   std::uint64_t targetDown = 0;       ///< Requests that ended kTargetDown.
@@ -217,10 +221,21 @@ class MadEngine {
     Clock::time_point lastSent;
     Clock::time_point deadline;
     std::uint32_t currentTid = 0;
-    std::vector<std::uint32_t> tids;
+    struct Attempt {
+      std::uint32_t tid = 0;
+      Clock::time_point sentAt;
+    };
+    std::vector<Attempt> sent;      ///< Every attempt, oldest first.
+    FlowControl::TimeoutCuts cuts;  ///< What this request's timeouts cut.
     int lastStatus = 0;
   };
-  enum class Retired : std::uint8_t { kAnswered, kFailed };
+  /// A finished request's TID: how it ended, and the attempt's target and send time (a late
+  /// reply to it is still a round-trip sample).
+  struct Retired {
+    enum class Kind : std::uint8_t { kAnswered, kFailed } kind;
+    Lid lid;
+    Clock::time_point sentAt;
+  };
 
   void ioLoop();
   void admit(std::vector<Submission>& incoming, Clock::time_point now);
@@ -231,7 +246,9 @@ class MadEngine {
   void attemptFailed(Slot* slot, Clock::time_point now);
   void handleReply(const ReceivedMad& mad, Clock::time_point now);
   void finish(Slot* slot, MadOutcome outcome, const MadBuffer* reply, Clock::time_point now);
-  void retire(std::uint32_t tid, Retired kind);
+  void retire(std::uint32_t tid, Retired retired);
+  /// A reply whose TID is no longer live: a duplicate, a late reply, or a stranger.
+  void handleStaleReply(const ReceivedMad& mad, std::uint32_t tid, Clock::time_point now);
   void abortEverything(Clock::time_point now);
   void markReady(Lid lid);
   /// Whether the next queued request of `slot`'s target goes out; completes it if not.

@@ -116,6 +116,7 @@ json madEngineJson(const mad::MadEngineStats& e) {
           {"lost_reported", e.lostReported},
           {"retries", e.retries},
           {"retries_refused", e.retriesRefused},
+          {"spurious_timeouts", e.spuriousTimeouts},
           {"retry_tokens", e.retryTokens},
           {"breaker_open_targets", e.openBreakers},
           {"breaker_opens", e.breakerOpens},

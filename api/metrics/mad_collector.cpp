@@ -51,6 +51,14 @@ constexpr MetricFamily kDuplicates{"ibfabric_mad_duplicates_total",
                                    "MAD replies for a request already answered", "counter"};
 constexpr MetricFamily kLate{"ibfabric_mad_late_replies_total",
                              "MAD replies for a request that had already failed", "counter"};
+constexpr MetricFamily kSpurious{
+    "ibfabric_mad_spurious_timeouts_total",
+    "MAD timeouts an answer proved premature (a reply to an earlier attempt after a re-send, or "
+    "to a request that had failed)",
+    "counter"};
+constexpr MetricFamily kCutsUndone{"ibfabric_mad_window_cuts_undone_total",
+                                   "MAD window cuts undone because their timeout was spurious",
+                                   "counter"};
 constexpr MetricFamily kUnmatched{"ibfabric_mad_unmatched_total",
                                   "MAD replies with an unknown transaction id", "counter"};
 constexpr MetricFamily kRequests{
@@ -123,6 +131,8 @@ void writeCounters(const mad::MadEngineStats& e, MetricWriter& out) {
   writeCounter(out, kReceived, e.received);
   writeCounter(out, kDuplicates, e.duplicates);
   writeCounter(out, kLate, e.lateReplies);
+  writeCounter(out, kSpurious, e.spuriousTimeouts);
+  writeCounter(out, kCutsUndone, e.windowCutsUndone);
   writeCounter(out, kUnmatched, e.unmatched);
   out.family(kRequests);
   out.sampleU(kRequests.name, Labels("outcome", "ok"), e.completedOk);

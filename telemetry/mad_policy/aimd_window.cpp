@@ -25,4 +25,13 @@ bool AimdWindow::onLoss(Clock::time_point sentAt, Clock::time_point now) {
   return true;
 }
 
+bool AimdWindow::undoCut(State before, std::uint64_t cut) {
+  if (cut == 0 || cut != decreases_ || cut == lastUndone_) return false;
+  lastUndone_ = cut;
+  window_ = std::clamp<double>(before.window, min_, max_);
+  slowStartThreshold_ = before.slowStartThreshold;
+  ++undone_;
+  return true;
+}
+
 }  // namespace ibfabric::mad

@@ -105,27 +105,51 @@ void FlowControl::onFirstSend() {
 
 bool FlowControl::mayRetry() { return !adaptive() || budget_.trySpend(); }
 
-void FlowControl::onAnswered(Lid lid, std::optional<Clock::duration> rtt) {
+void FlowControl::onAnswered(Lid lid, Clock::duration rtt, bool spurious, const TimeoutCuts& cuts) {
   // The overall estimator sees every sample under both policies (it is what the stats show);
   // only kAdaptive acts on it.
-  if (rtt) overallRtt_.sample(*rtt);
+  overallRtt_.sample(rtt);
+  if (spurious) ++spurious_;
   if (!adaptive()) return;
   Target& t = target(lid);
-  if (rtt) t.rtt.sample(*rtt);
+  if (spurious) {
+    if (cuts.targetBefore && t.window.undoCut(*cuts.targetBefore, cuts.targetCut)) ++cutsUndone_;
+    if (cuts.overallBefore && window_.undoCut(*cuts.overallBefore, cuts.overallCut)) ++cutsUndone_;
+  }
+  t.rtt.sample(rtt);  // Replaces a backed-off RTO (RFC 6298 5.7).
   if (t.breaker.open()) --openBreakers_;
   t.breaker.onAnswered();
   t.window.onAnswer();
   window_.onAnswer();
 }
 
+void FlowControl::onLateAnswer(Lid lid, Clock::duration rtt) {
+  overallRtt_.sample(rtt);
+  ++spurious_;
+  if (!adaptive()) return;
+  Target& t = target(lid);
+  t.rtt.sample(rtt);
+  if (t.breaker.open()) --openBreakers_;
+  t.breaker.onAnswered();
+}
+
 void FlowControl::onTimeout(Lid lid, Clock::time_point sentAt, bool firstAttempt,
-                            Clock::time_point now) {
+                            Clock::time_point now, TimeoutCuts& cuts) {
   if (!adaptive()) return;
   Target& t = target(lid);
   t.rtt.backOff(sentAt, now);
-  if (limits_.perTargetWindow > 0 && t.window.onLoss(sentAt, now)) ++targetDecreases_;
-  if (firstAttempt && !t.breaker.open() && t.breaker.consecutiveFailures() == 0)
-    window_.onLoss(sentAt, now);
+  const AimdWindow::State targetBefore = t.window.state();
+  if (limits_.perTargetWindow > 0 && t.window.onLoss(sentAt, now)) {
+    ++targetDecreases_;
+    if (!cuts.targetBefore) cuts.targetBefore = targetBefore;
+    cuts.targetCut = t.window.decreases();
+  }
+  const AimdWindow::State overallBefore = window_.state();
+  if (firstAttempt && !t.breaker.open() && t.breaker.consecutiveFailures() == 0 &&
+      window_.onLoss(sentAt, now)) {
+    if (!cuts.overallBefore) cuts.overallBefore = overallBefore;
+    cuts.overallCut = window_.decreases();
+  }
 }
 
 bool FlowControl::onRequestFailed(Lid lid, Clock::time_point now) {

@@ -10,9 +10,15 @@
 //     timeout also the overall one (a retry's loss belongs to its first attempt's episode, and a
 //     target that is not answering at all is its own window's and breaker's business);
 //   * timeouts: one RttEstimator per LID (seeded from the overall one, which sees every sample)
-//     with `timeout` as the initial RTO, clamped to [timeoutMin, timeoutMax]; Karn's rule: only
-//     a request answered on its first attempt gives a sample; a timeout backs the target's RTO
-//     off, so each retry waits twice as long;
+//     with `timeout` as the initial RTO, clamped to [timeoutMin, timeoutMax]; a timeout backs the
+//     target's RTO off, so each retry waits twice as long. Every attempt has its own TID, so an
+//     answer says which attempt it answers and is always an unambiguous sample (Karn's rule is
+//     for transports that cannot tell; MADs can), re-sent requests and late replies included;
+//   * spurious timeouts (Eifel, RFC 3522, with the TID as the timestamp): an answer to an attempt
+//     older than the request's last one proves its timeout premature: the window cuts that
+//     request's timeouts made are undone (if no later cut happened) and its sample replaces the
+//     backed-off RTO; a reply to a request that had already failed is a sample too and closes the
+//     target's breaker (it answers, only slower than its timer);
 //   * a RetryBudget: `retryBudget` retry tokens per first send, at most `retryBurst` saved;
 //   * a CircuitBreaker per LID: after `breakerAfter` failed requests in a row its requests
 //     complete kTargetDown without being sent, except one probe (one attempt, the overall RTO)
@@ -76,6 +82,15 @@ class FlowControl {
     kRefuse,  ///< The target's breaker is open: complete kTargetDown without sending.
   };
 
+  /// What one request's timeouts cut, kept with the request so that a timeout that proves
+  /// spurious can be undone: the state before its first cut and the number of its last one.
+  struct TimeoutCuts {
+    std::optional<AimdWindow::State> targetBefore;
+    std::optional<AimdWindow::State> overallBefore;
+    std::uint64_t targetCut = 0;
+    std::uint64_t overallCut = 0;
+  };
+
   FlowControl(MadPolicy policy, Limits limits, AdaptiveOptions adaptive);
 
   MadPolicy policy() const { return policy_; }
@@ -95,10 +110,15 @@ class FlowControl {
   void onFirstSend();
   /// Whether a retry may go out (spends a retry token under kAdaptive).
   bool mayRetry();
-  /// A request to `lid` was answered; `rtt` only when it was answered on its first attempt.
-  void onAnswered(Lid lid, std::optional<Clock::duration> rtt);
-  /// The engine timer expired on an attempt to `lid` sent at `sentAt`.
-  void onTimeout(Lid lid, Clock::time_point sentAt, bool firstAttempt, Clock::time_point now);
+  /// A request to `lid` was answered `rtt` after the answered attempt was sent. `spurious`: the
+  /// answered attempt was not the last one sent, and `cuts` are what the request's timeouts cut.
+  void onAnswered(Lid lid, Clock::duration rtt, bool spurious, const TimeoutCuts& cuts);
+  /// A reply came `rtt` after its attempt for a request to `lid` that had already failed.
+  void onLateAnswer(Lid lid, Clock::duration rtt);
+  /// The engine timer expired on an attempt to `lid` sent at `sentAt`; what it cut is added to
+  /// the request's `cuts`.
+  void onTimeout(Lid lid, Clock::time_point sentAt, bool firstAttempt, Clock::time_point now,
+                 TimeoutCuts& cuts);
   /// A request to `lid` failed (every attempt); true if this opened the target's breaker.
   bool onRequestFailed(Lid lid, Clock::time_point now);
 
@@ -112,6 +132,9 @@ class FlowControl {
   std::size_t openBreakers() const { return openBreakers_; }
   /// Cuts of the per-target windows, all targets together.
   std::uint64_t targetWindowDecreases() const { return targetDecreases_; }
+  /// Timeouts proved premature by a later answer; the window cuts undone because of them.
+  std::uint64_t spuriousTimeouts() const { return spurious_; }
+  std::uint64_t cutsUndone() const { return cutsUndone_; }
 
  private:
   struct Target {
@@ -132,6 +155,8 @@ class FlowControl {
   std::unordered_map<Lid, Target> targets_;
   std::size_t openBreakers_ = 0;
   std::uint64_t targetDecreases_ = 0;
+  std::uint64_t spurious_ = 0;
+  std::uint64_t cutsUndone_ = 0;
 };
 
 }  // namespace ibfabric::mad

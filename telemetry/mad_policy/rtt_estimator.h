@@ -5,7 +5,8 @@
 // configured bounds. Before the first sample RTO is the configured initial value. A timeout backs
 // the RTO off (doubles it, up to the bound) and the backed-off value stays until the next sample
 // (section 5.5/5.7), so a responder slower than the current RTO gets a longer timer instead of a
-// stream of premature retries. Callers apply Karn's rule: no sample from a re-sent request.
+// stream of premature retries. Every sample must belong to one known attempt (the MAD engine
+// tells attempts apart by their TIDs, so it needs no Karn rule).
 //
 // A pure value on the engine clock; not thread-safe (the MAD engine uses it on its I/O thread).
 #pragma once

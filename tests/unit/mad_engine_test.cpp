@@ -484,8 +484,11 @@ TEST(MadEngineAdaptive, SlowResponderGetsALongerTimeoutNotPrematureRetries) {
   ASSERT_TRUE(first[0].ok());
   EXPECT_EQ(first[0].attempts, 2);  // The timer fired once; the first attempt's answer won.
   MadEngineStats s = h.engine->stats();
-  EXPECT_EQ(s.srtt, Clock::duration::zero());  // Karn: no sample from a re-sent request...
-  EXPECT_EQ(s.targets.at(Lid(1)).rto, 400ms);  // ...but the timer stays backed off.
+  // The TID says the first attempt was answered: an exact 300 ms sample (no Karn ambiguity),
+  // and the timeout is known to have been premature.
+  EXPECT_EQ(s.srtt, 300ms);
+  EXPECT_GT(s.targets.at(Lid(1)).rto, 300ms);
+  EXPECT_EQ(s.spuriousTimeouts, 1u);
   for (const auto& r : h.engine->run(requests(20, 1))) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r.attempts, 1);
@@ -501,6 +504,57 @@ TEST(MadEngineAdaptive, SlowResponderGetsALongerTimeoutNotPrematureRetries) {
   Harness f(slow, fixed);
   for (const auto& r : f.engine->run(requests(20, 1))) EXPECT_EQ(r.attempts, 2);
   EXPECT_EQ(f.engine->stats().retries, 20u);
+}
+
+TEST(MadEngineAdaptive, QueueingDelayCostsOneReSendAndNoLastingWindowCut) {
+  // A burst of 64 requests whose answers (to the first attempts and to the re-sends) queue for
+  // 250 ms behind someone else's MADs (the initial RTO is 200 ms), then a prompt plane.
+  MadEngineOptions o = adaptive(64, 4, 3, 200ms);
+  o.adaptive.initialWindow = 64;
+  int sends = 0;  // The responder runs on the engine's I/O thread only.
+  Harness h([&sends](const MadAddress&, const MadBuffer&,
+                     int) { return std::vector<Reply>{{++sends <= 128 ? 250ms : 1ms}}; },
+            o);
+  for (const auto& r : h.engine->run(spread(64))) {
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.attempts, 2);  // The re-send went out at 200 ms...
+  }
+  MadEngineStats s = h.engine->stats();
+  // ...but the 250 ms answers were to the first attempts: every timeout was spurious, and the
+  // overall cut and the per-LID cuts they made are undone.
+  EXPECT_EQ(s.spuriousTimeouts, 64u);
+  EXPECT_EQ(s.windowDecreases, 1u);
+  EXPECT_GE(s.windowCutsUndone, 65u);
+  EXPECT_EQ(s.window, 64);
+  for (int lid = 1; lid <= 64; ++lid) EXPECT_EQ(s.targets.at(Lid(lid)).window, 4);
+  EXPECT_GT(s.rto, 250ms);  // The samples raised the timer: the next burst waits for them.
+
+  for (const auto& r : h.engine->run(spread(64))) EXPECT_TRUE(r.ok());
+  EXPECT_EQ(h.engine->stats().retries, 64u);  // None more.
+}
+
+TEST(MadEngineAdaptive, ALateReplyAfterFailureIsASampleAndClosesTheBreaker) {
+  // LID 99 answers after 3 s, beyond the 2 s cap of its timer: its requests fail, then the
+  // late replies come.
+  MadEngineOptions o = adaptive(16, 1, 0, 100ms);
+  o.adaptive.breakerAfter = 2;
+  o.adaptive.timeoutMax = 2s;
+  Harness h([](const MadAddress& to, const MadBuffer&,
+               int) { return std::vector<Reply>{{to.lid == Lid(99) ? 3s : 100ms}}; },
+            o);
+  std::vector<MadRequest> reqs{request(99, 0), request(99, 1)};
+  for (const auto& r : h.engine->run(std::move(reqs))) EXPECT_EQ(r.outcome, MadOutcome::kTimeout);
+  ASSERT_TRUE(h.engine->stats().targets.at(Lid(99)).breakerOpen);
+  // Another LID's batch (40 requests, one at a time, 100 ms each) runs while they arrive.
+  std::vector<MadRequest> other;
+  for (int i = 0; i < 40; ++i) other.push_back(request(1, 10 + i));
+  for (const auto& r : h.engine->run(std::move(other))) EXPECT_TRUE(r.ok());
+  MadEngineStats s = h.engine->stats();
+  EXPECT_EQ(s.lateReplies, 2u);
+  EXPECT_EQ(s.spuriousTimeouts, 2u);
+  EXPECT_FALSE(s.targets.at(Lid(99)).breakerOpen);  // It answers: no longer treated as down.
+  EXPECT_EQ(s.openBreakers, 0u);
+  EXPECT_EQ(s.targets.at(Lid(99)).rto, 2s);  // Its samples (3 s) take its timer to the cap.
 }
 
 TEST(MadEngineAdaptive, RetryBudgetCapsRetriesUnderTotalLoss) {

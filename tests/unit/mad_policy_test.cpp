@@ -43,6 +43,25 @@ TEST(AimdWindow, OneBurstOfLossesCutsOnce) {
   EXPECT_EQ(w.current(), 2);  // Never below min.
 }
 
+TEST(AimdWindow, ASpuriousCutIsUndoneOnceAndNotAfterALaterCut) {
+  AimdWindow w({.min = 2, .max = 256, .initial = 64});
+  AimdWindow::State before = w.state();
+  ASSERT_TRUE(w.onLoss(at(1s), at(2s)));
+  EXPECT_EQ(w.current(), 32);
+  EXPECT_TRUE(w.undoCut(before, w.decreases()));
+  EXPECT_EQ(w.current(), 64);
+  EXPECT_FALSE(w.undoCut(before, w.decreases()));  // Once.
+  EXPECT_EQ(w.undone(), 1u);
+  // Two cuts: the first one's proof comes after the second: the second stays.
+  before = w.state();
+  ASSERT_TRUE(w.onLoss(at(3s), at(4s)));
+  const std::uint64_t first = w.decreases();
+  ASSERT_TRUE(w.onLoss(at(5s), at(6s)));
+  EXPECT_FALSE(w.undoCut(before, first));
+  EXPECT_EQ(w.current(), 16);
+  EXPECT_FALSE(w.undoCut(before, 0));  // 0: no cut recorded.
+}
+
 TEST(RttEstimator, FollowsRfc6298) {
   RttEstimator e({.initial = 200ms, .min = 1ms, .max = 2s, .granularity = 1ms});
   EXPECT_EQ(e.rto(), 200ms);
@@ -121,7 +140,9 @@ TEST(FlowControl, FixedPolicyIsTheGivenLimits) {
   FlowControl f(MadPolicy::kFixed, {.window = 256, .perTargetWindow = 4, .timeout = 200ms}, {});
   const Lid lid(7);
   for (int i = 0; i < 10; ++i) {
-    f.onTimeout(lid, at(1s * i), true, at(1s * i + 200ms));
+    FlowControl::TimeoutCuts cuts;
+    f.onTimeout(lid, at(1s * i), true, at(1s * i + 200ms), cuts);
+    EXPECT_FALSE(cuts.targetBefore || cuts.overallBefore);
     EXPECT_TRUE(f.mayRetry());
     EXPECT_FALSE(f.onRequestFailed(lid, at(1s * i + 1s)));
   }
@@ -129,6 +150,49 @@ TEST(FlowControl, FixedPolicyIsTheGivenLimits) {
   EXPECT_EQ(f.perTargetWindow(lid), 4);
   EXPECT_EQ(f.attemptTimeout(lid, false), 200ms);
   EXPECT_EQ(f.admit(lid, at(100s), false), FlowControl::Admission::kSend);
+}
+
+TEST(FlowControl, ASpuriousTimeoutUndoesItsWindowCutsAndItsBackOff) {
+  FlowControl f(MadPolicy::kAdaptive, {.window = 64, .perTargetWindow = 4, .timeout = 200ms},
+                {.initialWindow = 64});
+  const Lid lid(7);
+  f.onAnswered(lid, 10ms, false, {});
+  const Clock::duration rto = f.targetRto(lid);
+  FlowControl::TimeoutCuts cuts;
+  f.onTimeout(lid, at(1s), true, at(1s) + rto, cuts);  // The first attempt's timer fires...
+  EXPECT_EQ(f.window(), 32);
+  EXPECT_EQ(f.perTargetWindow(lid), 2);
+  EXPECT_EQ(f.targetRto(lid), 2 * rto);
+  ASSERT_TRUE(cuts.targetBefore && cuts.overallBefore);
+  // ...and its answer comes after the re-send went out: the timeout was premature.
+  f.onAnswered(lid, 250ms, true, cuts);
+  EXPECT_EQ(f.window(), 64);  // Restored (the answer's +1 is capped at the maximum).
+  EXPECT_EQ(f.perTargetWindow(lid), 4);
+  EXPECT_GT(f.targetRto(lid), 250ms);  // The 250 ms sample, not the doubled timer.
+  EXPECT_EQ(f.spuriousTimeouts(), 1u);
+  EXPECT_EQ(f.cutsUndone(), 2u);
+
+  // A genuine loss (the re-send is answered) keeps its cut.
+  FlowControl::TimeoutCuts lost;
+  f.onTimeout(lid, at(5s), true, at(6s), lost);
+  f.onAnswered(lid, 10ms, false, lost);
+  EXPECT_LT(f.window(), 64);
+  EXPECT_EQ(f.spuriousTimeouts(), 1u);
+}
+
+TEST(FlowControl, ALateReplyIsASampleAndClosesTheBreaker) {
+  FlowControl f(MadPolicy::kAdaptive, {.window = 64, .perTargetWindow = 4, .timeout = 200ms},
+                {.breakerAfter = 2});
+  const Lid lid(9);
+  EXPECT_FALSE(f.onRequestFailed(lid, at(1s)));
+  EXPECT_TRUE(f.onRequestFailed(lid, at(2s)));
+  ASSERT_TRUE(f.breakerOpen(lid));
+  f.onLateAnswer(lid, 900ms);  // It answers, slower than its timer.
+  EXPECT_FALSE(f.breakerOpen(lid));
+  EXPECT_EQ(f.openBreakers(), 0u);
+  EXPECT_GT(f.targetRto(lid), 900ms);
+  EXPECT_EQ(f.overallRtt().srtt(), 900ms);
+  EXPECT_EQ(f.spuriousTimeouts(), 1u);
 }
 
 TEST(FlowControl, PolicyNames) {

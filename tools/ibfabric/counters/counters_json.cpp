@@ -183,6 +183,7 @@ json engineJson(const mad::MadEngineStats& st) {
           {"policy", mad::toString(st.policy)},
           {"window", st.window},
           {"window_decreases", st.windowDecreases},
+          {"spurious_timeouts", st.spuriousTimeouts},
           {"rtt_smoothed_seconds", std::chrono::duration<double>(st.srtt).count()},
           {"rto_seconds", std::chrono::duration<double>(st.rto).count()},
           {"retries_refused", st.retriesRefused},
