@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "telemetry/sim_socket_buffers.h"
+
 namespace ibfabric::mad {
 namespace {
 
@@ -84,6 +86,11 @@ bool UmadTransport::open(std::string& error) {
     }
     agents_[c] = agent;
   }
+  // 16 MiB: room for tens of thousands of MADs queued at a slow simulator.
+  std::string note;
+  if (int n = widenSimulatorSocketBuffers(16 << 20, note); n > 0)
+    spdlog::debug("umad transport: {} umad2sim socket(s) given a 16 MiB send buffer", n);
+  if (!note.empty()) spdlog::warn("umad transport: {}", note);
   spdlog::debug("umad transport: {} port {} lid {} sm lid {}", openedCa_, openedPort_,
                 localLid_.value(), smLid_.value());
   return true;
