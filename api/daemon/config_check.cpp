@@ -9,6 +9,7 @@
 #include "discovery/node_name_map.h"
 #include "scheduler_hooks/k8s_node_name_map.h"
 #include "scheduler_hooks/pool/inventory.h"
+#include "scheduler_hooks/pool/journal_check.h"
 
 namespace ibfabric::api {
 namespace {
@@ -38,6 +39,13 @@ void checkJournal(const std::string& dir) {
     const fs::path parent = fs::absolute(dir, ec).parent_path();
     if (!fs::is_directory(parent, ec))
       throw ConfigError("pool.journal: its parent directory does not exist: " + dir);
+    return;
+  }
+  // Read-only and without the lock: safe beside the running daemon this file configures.
+  try {
+    scheduler_hooks::verifyJournal(dir);
+  } catch (const std::exception& e) {
+    throw ConfigError(std::string("pool.journal: ") + e.what());
   }
 }
 

@@ -256,9 +256,13 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   spdlog::info("ibfabricd {} listening on {}:{} (crawl every {} ms, sweep every {} ms)",
                versionString(), config.listen.host, port, config.crawlInterval.count(),
                config.sweepInterval.count());
+  // Trap storms (OpenSM socket and SA subscription) coalesced; started before either source.
+  RequestCoalescer coalescer(daemonCoalescing(service));
+  CoalescedRequests requests(service, coalescer);
+  coalescer.start();
   if (!config.osmEvents.empty()) {
     try {
-      osm = startOsmEventListener(config.osmEvents, service);
+      osm = startOsmEventListener(config.osmEvents, service, requests);
     } catch (const std::exception& e) {
       spdlog::critical("{}", e.what());
       return 1;
@@ -267,7 +271,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   if (journal) journal->start();
   service.start();
   if (config.smTraps)
-    traps = startTrapSubscription(service, uo.proxyArgv, config.ca, config.caPort);
+    traps = startTrapSubscription(service, requests, uo.proxyArgv, config.ca, config.caPort);
   if (pool) pool->start();
   std::thread http([&server] {
     if (!server.run()) spdlog::error("http server stopped with an error");
@@ -277,6 +281,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   server.stop();
   if (traps) traps->stop();  // unsubscribes
   if (osm) osm->stop();
+  coalescer.stop();  // after its sources, before the service its work calls
   if (pool) pool->stop();
   service.stop();
   if (journal) journal->stop();  // writes the last events

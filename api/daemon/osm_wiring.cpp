@@ -5,27 +5,19 @@
 namespace ibfabric::api {
 
 void OsmEventDispatcher::operator()(const OsmEvent& event) {
-  FabricService& service = service_;
   switch (event.type) {
     case OsmEventType::kTrap:
-      if (event.trapNumber == 128 && event.trapSwitchLid().value() == 0) {
-        spdlog::info("osm events: trap 128 without a switch LID: crawling");
-        service.requestCrawl();
-      } else if (event.trapNumber == 128) {
-        spdlog::info("osm events: trap 128 (port state change) from switch LID {}",
-                     event.trapSwitchLid().value());
-        service.requestPortProbe(event.trapSwitchLid());
-      }
+      if (event.trapNumber == 128)
+        requests_.probeSwitch(event.trapSwitchLid(), "osm events: trap 128 (port state change)");
       break;
     case OsmEventType::kSubnetUp:
     case OsmEventType::kHeavySweepDone:
-      service.requestPendingProbes();
+      requests_.pendingProbes();
       break;
     case OsmEventType::kUcastRoutingDone:
-      if (lftChanges_ > 0 || event.reason == "reroute") {
-        service.requestRouteRefresh(event.reason + ": " + std::to_string(lftChanges_) +
-                                    " LFT change(s)");
-      }
+      if (lftChanges_ > 0 || event.reason == "reroute")
+        requests_.routeRefresh(event.reason + ": " + std::to_string(lftChanges_) +
+                               " LFT change(s)");
       lftChanges_ = 0;
       break;
     case OsmEventType::kLftChange:
@@ -44,9 +36,10 @@ void OsmEventDispatcher::operator()(const OsmEvent& event) {
 }
 
 std::unique_ptr<OsmEventListener> startOsmEventListener(const std::filesystem::path& socket,
-                                                        FabricService& service) {
+                                                        FabricService& service,
+                                                        CoalescedRequests& requests) {
   auto listener = std::make_unique<OsmEventListener>(
-      socket, OsmEventDispatcher(service),
+      socket, OsmEventDispatcher(requests),
       [&service](const OsmLinkStatus& s) { service.setOsmLink(s); });
   listener->start();
   return listener;

@@ -26,11 +26,7 @@ void TrapDispatcher::operator()(const mad::Notice& notice) {
   switch (notice.trapNumber) {
     case 128: {
       const Lid lid = notice.dataLid.value() != 0 ? notice.dataLid : notice.issuerLid;
-      spdlog::info("sm trap 128 (port state change) from switch LID {}", lid.value());
-      if (lid.value() == 0)
-        service_.requestCrawl();
-      else
-        service_.requestPortProbe(lid);
+      requests_.probeSwitch(lid, "sm trap 128 (port state change)");
       return;
     }
     case 64:
@@ -38,12 +34,13 @@ void TrapDispatcher::operator()(const mad::Notice& notice) {
       const Guid port = notice.portGuid();
       const bool known = topology && topology->findPort(port).has_value();
       const Lid sw = topology ? switchOfCaPort(*topology, port) : Lid{};
-      spdlog::info("sm trap {} (port {} {} service){}", notice.trapNumber, toString(port),
-                   notice.trapNumber == 64 ? "in" : "out of", known ? "" : ", not in the model");
+      const std::string what = "sm trap " + std::to_string(notice.trapNumber) + " (port " +
+                               toString(port) + (notice.trapNumber == 64 ? " in" : " out of") +
+                               " service" + (known ? ")" : ", not in the model)");
       if (sw.value() != 0)
-        service_.requestPortProbe(sw);
+        requests_.probeSwitch(sw, what);
       else if (notice.trapNumber == 64 && !known)
-        service_.requestCrawl();
+        requests_.crawl(what);
       return;
     }
     default:
@@ -52,6 +49,7 @@ void TrapDispatcher::operator()(const mad::Notice& notice) {
 }
 
 std::unique_ptr<mad::TrapSubscription> startTrapSubscription(FabricService& service,
+                                                             CoalescedRequests& requests,
                                                              std::vector<std::string> proxyArgv,
                                                              const std::string& ca, int caPort) {
   mad::TrapSubscription::TransportFactory factory;
@@ -71,7 +69,7 @@ std::unique_ptr<mad::TrapSubscription> startTrapSubscription(FabricService& serv
   static const mad::SteadyClock clock;
   auto sub = std::make_unique<mad::TrapSubscription>(
       std::move(factory), clock, [&service] { return Lid(service.state()->subnet.smLid); },
-      TrapDispatcher(service),
+      TrapDispatcher(service, requests),
       [&service](const mad::TrapSubscriptionStatus& s) { service.setTrapSubscription(s); });
   service.setTrapSubscription({});  // enabled (the port opens on the subscription's thread)
   sub->start();

@@ -9,13 +9,16 @@
 //   trap 65  (GidOutOfService)  a known CA port: the probe of the switch its cable goes to
 //   trap 144 (LocalChanges)     counted only (capabilities or node description)
 //
-// With the plugin the same traps arrive through it as well; a probe requested twice runs once.
+// With the plugin the same traps arrive through it as well; both go through one
+// CoalescedRequests (coalesced_requests.h), so a probe asked twice runs once and a storm of
+// traps a bounded number of times.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "api/daemon/coalesced_requests.h"
 #include "api/service/fabric_service.h"
 #include "telemetry/sa_attributes.h"
 #include "telemetry/trap_subscription.h"
@@ -25,17 +28,20 @@ namespace ibfabric::api {
 /// What to do with each Notice. Called on the subscription's thread.
 class TrapDispatcher {
  public:
-  explicit TrapDispatcher(FabricService& service) : service_(service) {}
+  TrapDispatcher(FabricService& service, CoalescedRequests& requests)
+      : service_(service), requests_(requests) {}
   void operator()(const mad::Notice& notice);
 
  private:
   FabricService& service_;
+  CoalescedRequests& requests_;
 };
 
 /// Creates and starts the subscription. `proxyArgv` non-empty: its port in that MAD proxy child
 /// (the argv of `ibfabricd --mad-proxy`, to which --sa is added); else a UmadTransport on
 /// `ca`/`caPort` in this process.
 std::unique_ptr<mad::TrapSubscription> startTrapSubscription(FabricService& service,
+                                                             CoalescedRequests& requests,
                                                              std::vector<std::string> proxyArgv,
                                                              const std::string& ca, int caPort);
 

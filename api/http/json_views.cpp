@@ -481,6 +481,11 @@ nlohmann::json osmJson(const OsmState& osm, std::chrono::system_clock::time_poin
             {"port_probe_fallbacks", osm.portProbeFailures},
             {"route_refresh_requests", osm.routeRefreshRequests},
             {"last_route_refresh_reason", osm.lastRouteRefreshReason},
+            {"coalescing",
+             {{"events", osm.coalescing.events},
+              {"runs", osm.coalescing.runs},
+              {"coalesced", osm.coalescing.coalesced()},
+              {"bursts", osm.coalescing.bursts}}},
             {"last_error", l.lastError}};
   // Full precision (not epochSeconds' milliseconds), as this field always had.
   j["connected_since"] =

@@ -22,6 +22,16 @@ constexpr MetricFamily kRefreshRequests{
     "ibfabric_route_refresh_requests_total",
     "Forwarding-table refreshes requested after the SM changed routes", "counter"};
 
+constexpr MetricFamily kBursts{
+    "ibfabric_osm_event_bursts_total",
+    "Bursts of OpenSM events or SM traps asking for the same probe, crawl or route refresh that "
+    "were coalesced (api/osm/request_coalescer.h)",
+    "counter"};
+constexpr MetricFamily kCoalesced{
+    "ibfabric_osm_events_coalesced_total",
+    "OpenSM events and SM traps merged into another one's probe, crawl or route refresh",
+    "counter"};
+
 class OsmCollector final : public Collector {
  public:
   std::string_view name() const override { return "osm"; }
@@ -42,6 +52,10 @@ class OsmCollector final : public Collector {
     out.sampleU(kProbes.name, Labels("result", "crawl"), osm.portProbeFailures);
     out.family(kRefreshRequests);
     out.sampleU(kRefreshRequests.name, "", osm.routeRefreshRequests);
+    out.family(kBursts);
+    out.sampleU(kBursts.name, "", osm.coalescing.bursts);
+    out.family(kCoalesced);
+    out.sampleU(kCoalesced.name, "", osm.coalescing.coalesced());
   }
 };
 

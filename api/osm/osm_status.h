@@ -32,12 +32,22 @@ struct OsmLinkStatus {
   std::string smState;     ///< From the last state_change (or hello): "master", "standby", ...
 };
 
+/// How RequestCoalescer (api/osm/request_coalescer.h) merged trap-driven requests.
+struct CoalescingCounts {
+  std::uint64_t events = 0;  ///< offered
+  std::uint64_t runs = 0;    ///< of the work (events - runs were coalesced)
+  std::uint64_t bursts = 0;  ///< runs of events for one key that coalesced at least one
+  std::uint64_t coalesced() const { return events - runs; }
+  bool operator==(const CoalescingCounts&) const = default;
+};
+
 struct OsmState {
   OsmLinkStatus link;
   std::uint64_t portProbes = 0;         ///< Switches re-probed after a trap.
   std::uint64_t portProbeFailures = 0;  ///< Re-probes that fell back to a crawl.
   std::uint64_t routeRefreshRequests = 0;
   std::string lastRouteRefreshReason;
+  CoalescingCounts coalescing;  ///< trap-driven requests (api/osm/request_coalescer.h)
 };
 
 }  // namespace ibfabric::api

@@ -133,6 +133,8 @@ class FabricService {
   void requestRouteRefresh(const std::string& reason);
   /// Publishes the plugin link's status in the state.
   void setOsmLink(const OsmLinkStatus& link);
+  /// Publishes how storms of trap-driven requests were coalesced (api/osm/request_coalescer.h).
+  void setEventCoalescing(const CoalescingCounts& counts);
   /// The SM trap subscription's status (api/daemon/trap_wiring.h), for /health and /metrics.
   void setTrapSubscription(const mad::TrapSubscriptionStatus& status);
   /// Publishes the state store's status (event_journal.h).

@@ -130,6 +130,10 @@ void FabricService::setOsmLink(const OsmLinkStatus& link) {
   publishChange([&](ServiceState& s) { s.osm.link = link; });
 }
 
+void FabricService::setEventCoalescing(const CoalescingCounts& counts) {
+  publishChange([&](ServiceState& s) { s.osm.coalescing = counts; });
+}
+
 void FabricService::setTrapSubscription(const mad::TrapSubscriptionStatus& status) {
   publishChange([&](ServiceState& s) { s.traps = status; });
 }

@@ -1,5 +1,5 @@
-// PoolJournal: length + CRC-32 records appended with fdatasync, torn-tail recovery, and the
-// atomically renamed snapshot.
+// PoolJournal: length + CRC-32 records appended with fdatasync, torn-tail recovery (the checks
+// are journal_check.cpp's), the directory lock, the atomically renamed snapshot and the repair.
 #include "scheduler_hooks/pool/journal_file.h"
 
 #include <fcntl.h>
@@ -7,15 +7,15 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <ctime>
 #include <stdexcept>
+
+#include "scheduler_hooks/pool/journal_check.h"
 
 namespace ibfabric::scheduler_hooks {
 namespace {
-
-constexpr std::uint32_t kMaxRecord = 64u << 20;
 
 std::array<std::uint32_t, 256> makeCrcTable() {
   std::array<std::uint32_t, 256> t{};
@@ -53,9 +53,34 @@ void fsyncDir(const std::filesystem::path& dir) {
   ::close(fd);
 }
 
-std::uint32_t le32(const unsigned char* p) {
-  return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 |
-         std::uint32_t(p[3]) << 24;
+/// Creates (or replaces) `file` with `bytes` and fsyncs it; the caller fsyncs the directory.
+void writeDurably(const std::filesystem::path& file, std::string_view bytes) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("open " + file.string());
+  try {
+    writeAll(fd, bytes.data(), bytes.size(), "write " + file.string());
+    if (::fsync(fd) != 0) fail("fsync " + file.string());
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
+std::filesystem::path createdDir(std::filesystem::path dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
+  return dir;
+}
+
+std::string utcStamp() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
 }
 
 void putLe32(char* p, std::uint32_t v) {
@@ -71,11 +96,8 @@ std::uint32_t crc32(std::string_view data) {
   return c ^ 0xFFFFFFFFu;
 }
 
-PoolJournal::PoolJournal(std::filesystem::path dir) : dir_(std::move(dir)) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  if (ec) throw std::runtime_error("cannot create " + dir_.string() + ": " + ec.message());
-}
+PoolJournal::PoolJournal(std::filesystem::path dir)
+    : dir_(createdDir(std::move(dir))), lock_(dir_) {}
 
 PoolJournal::~PoolJournal() {
   if (fd_ >= 0) ::close(fd_);
@@ -83,55 +105,36 @@ PoolJournal::~PoolJournal() {
 
 PoolJournal::Replay PoolJournal::open() {
   Replay out;
-  const auto snapPath = dir_ / "snapshot.json";
-  if (std::filesystem::exists(snapPath)) {
-    std::ifstream in(snapPath);
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    auto j = nlohmann::json::parse(buf.str(), nullptr, false);
-    // The snapshot is only ever replaced by rename: a bad one is not a torn write.
-    if (j.is_discarded() || !j.is_object())
-      throw std::runtime_error("corrupt snapshot " + snapPath.string());
-    out.snapshot = std::move(j);
-  }
+  out.snapshot = readSnapshot(dir_);
   const auto logPath = dir_ / "journal.log";
   if (fd_ >= 0) ::close(fd_);
   const bool existed = std::filesystem::exists(logPath);
   fd_ = ::open(logPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) fail("open " + logPath.string());
   if (!existed) fsyncDir(dir_);  // the new file's directory entry is durable too
-  std::string data;
-  {
-    std::ifstream in(logPath, std::ios::binary);
-    data.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  std::size_t pos = 0;
-  records_ = 0;
-  while (pos + 8 <= data.size()) {
-    const auto* h = reinterpret_cast<const unsigned char*>(data.data() + pos);
-    const std::uint32_t len = le32(h), crc = le32(h + 4);
-    if (len == 0 || len > kMaxRecord || pos + 8 + len > data.size()) break;
-    std::string_view payload(data.data() + pos + 8, len);
-    if (crc32(payload) != crc) break;
-    auto j = nlohmann::json::parse(payload, nullptr, false);
-    if (j.is_discarded()) break;
-    out.records.push_back(std::move(j));
-    pos += 8 + len;
-    ++records_;
-  }
-  if (pos < data.size()) {
-    out.tornBytes = data.size() - pos;
-    if (::ftruncate(fd_, static_cast<off_t>(pos)) != 0) fail("truncate " + logPath.string());
+  const std::string data = readFileBytes(logPath);
+  JournalScan scan = scanJournal(data, snapshotSeq(out.snapshot));
+  throwIfCorrupt(scan, logPath);
+  out.records = std::move(scan.records);
+  records_ = out.records.size();
+  if (scan.validBytes < data.size()) {
+    out.tornBytes = data.size() - scan.validBytes;
+    out.tornSavedAs = logPath.string() + ".torn-" + utcStamp();
+    writeDurably(out.tornSavedAs, std::string_view(data).substr(scan.validBytes));
+    fsyncDir(dir_);
+    if (::ftruncate(fd_, static_cast<off_t>(scan.validBytes)) != 0)
+      fail("truncate " + logPath.string());
     if (::fdatasync(fd_) != 0) fail("fdatasync " + logPath.string());
   }
-  if (::lseek(fd_, static_cast<off_t>(pos), SEEK_SET) < 0) fail("seek " + logPath.string());
+  if (::lseek(fd_, static_cast<off_t>(scan.validBytes), SEEK_SET) < 0)
+    fail("seek " + logPath.string());
   return out;
 }
 
 void PoolJournal::append(const nlohmann::json& record) {
   if (fd_ < 0) throw std::runtime_error("journal not open");
   const std::string payload = record.dump();
-  if (payload.size() > kMaxRecord) throw std::runtime_error("journal record too large");
+  if (payload.size() > kMaxJournalRecord) throw std::runtime_error("journal record too large");
   std::string buf(8 + payload.size(), '\0');
   putLe32(buf.data(), static_cast<std::uint32_t>(payload.size()));
   putLe32(buf.data() + 4, crc32(payload));
@@ -150,17 +153,7 @@ void PoolJournal::append(const nlohmann::json& record) {
 
 void PoolJournal::writeSnapshot(const nlohmann::json& state) {
   const auto tmp = dir_ / "snapshot.json.tmp";
-  const std::string text = state.dump();
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("open " + tmp.string());
-  try {
-    writeAll(fd, text.data(), text.size(), "write " + tmp.string());
-    if (::fsync(fd) != 0) fail("fsync " + tmp.string());
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
+  writeDurably(tmp, state.dump());
   if (::rename(tmp.c_str(), (dir_ / "snapshot.json").c_str()) != 0) fail("rename snapshot");
   fsyncDir(dir_);
   if (fd_ >= 0) {
@@ -169,6 +162,28 @@ void PoolJournal::writeSnapshot(const nlohmann::json& state) {
     ::lseek(fd_, 0, SEEK_SET);
   }
   records_ = 0;
+}
+
+PoolJournal::Repair PoolJournal::repair(const std::filesystem::path& dir) {
+  const DirectoryLock lock(dir);
+  const auto snapshot = readSnapshot(dir);
+  const auto logPath = dir / "journal.log";
+  const std::string data = readFileBytes(logPath);
+  const JournalScan scan = scanJournal(data, snapshotSeq(snapshot));
+  Repair r;
+  r.keptRecords = scan.records.size();
+  r.keptBytes = scan.validBytes;
+  if (!scan.bad) return r;
+  r.droppedGoodRecords = scan.bad->goodAfter;
+  r.savedAs = logPath.string() + ".corrupt-" + utcStamp();
+  writeDurably(r.savedAs, data);
+  fsyncDir(dir);
+  const int fd = ::open(logPath.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) fail("open " + logPath.string());
+  const bool ok = ::ftruncate(fd, static_cast<off_t>(scan.validBytes)) == 0 && ::fdatasync(fd) == 0;
+  ::close(fd);
+  if (!ok) fail("truncate " + logPath.string());
+  return r;
 }
 
 }  // namespace ibfabric::scheduler_hooks

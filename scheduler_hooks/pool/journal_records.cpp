@@ -119,8 +119,10 @@ void replay(PoolState& s) {
   PoolJournal::Replay r = openJournal(s);
   s.tornBytes = r.tornBytes;
   if (r.tornBytes)
-    spdlog::warn("pool: cut a torn journal tail of {} bytes in {}", r.tornBytes,
-                 s.options.journalDir.string());
+    spdlog::warn(
+        "pool: cut a torn journal tail of {} bytes (the last write, never acknowledged) in {}; "
+        "the bytes are kept in {}",
+        r.tornBytes, s.options.journalDir.string(), r.tornSavedAs.string());
   try {
     if (r.snapshot) loadSnapshot(s, *r.snapshot);
     const std::size_t applied = applyRecords(s, r.records);

@@ -9,6 +9,7 @@
 #include "api/daemon/config_check.h"
 #include "api/daemon/service_config.h"
 #include "scheduler_hooks/pool.h"
+#include "scheduler_hooks/pool/journal_file.h"
 #include "tests/support/subprocess.h"
 
 namespace ibfabric::api {
@@ -88,7 +89,23 @@ TEST(ApiConfigHostile, CheckConfigChecksTheJournalAndParsesTheInventory) {
   c.pool.journal = testing::writeScratchFile("journal-is-a-file", "x").string();
   EXPECT_THROW(checkConfigFiles(c), ConfigError);
   c.pool.journal = (testing::scratchDir() / "journal-dir").string();
+  std::filesystem::remove_all(c.pool.journal);
   EXPECT_NO_THROW(checkConfigFiles(c));
+  {
+    scheduler_hooks::PoolJournal j(c.pool.journal);
+    j.open();
+    j.append({{"op", "free"}, {"job", "a"}, {"seq", 1}});
+    EXPECT_NO_THROW(checkConfigFiles(c)) << "read-only: the running daemon's lock is no matter";
+    j.append({{"op", "free"}, {"job", "b"}, {"seq", 3}});
+  }
+  try {
+    checkConfigFiles(c);
+    ADD_FAILURE() << "a sequence gap passed --check-config";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("journal.log is corrupt at offset"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(c.pool.journal);
   c.pool.inventory =
       testing::writeScratchFile("bad-inventory.json", R"({"hosts": [{"name":)").string();
   EXPECT_THROW(checkConfigFiles(c), ConfigError);

@@ -29,6 +29,14 @@ const LinkRate k4xHdr{LinkWidth::k4x, LinkSpeed::kHdr};
 constexpr Guid kCa = testing::kHlsCa, kLeaf = testing::kHlsLeaf, kSpine = testing::kHlsSpine;
 constexpr Lid kLeafLid = testing::kHlsLeafLid, kSpineLid = testing::kHlsSpineLid;
 
+/// No coalescing: every request runs (the tests of what one trap does).
+RequestCoalescer::Options everyRequestRuns() {
+  RequestCoalescer::Options o;
+  o.quiet = 0s;
+  o.maxWait = 0s;
+  return o;
+}
+
 /// PortInfo answers by (LID, port), scripted by the test.
 struct ProbeScript {
   std::mutex mu;
@@ -248,7 +256,9 @@ TEST(ApiOsmService, ASilentSwitchIsExplainedByTheNeighbourThatSeesItsCableDown) 
 TEST(ApiOsmService, SmTrapReportsReachTheProbes) {
   Harness h;
   ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
-  TrapDispatcher dispatch(*h.service);
+  RequestCoalescer coalescer(everyRequestRuns());
+  CoalescedRequests requests(*h.service, coalescer);
+  TrapDispatcher dispatch(*h.service, requests);
   // 128 from the leaf: its ports are read, the cable is down.
   h.script->set(kLeafLid, 2, PortState::kDown, PhysPortState::kPolling);
   h.script->set(kSpineLid, 1, PortState::kDown, PhysPortState::kPolling);
@@ -296,7 +306,9 @@ TEST(ApiOsmService, UnknownSwitchesAndUnknownCablesFallBackToACrawl) {
 
 TEST(ApiOsmService, RoutingPassesThatChangedTablesReachTheRefreshHookOnce) {
   Harness h;
-  OsmEventDispatcher dispatch(*h.service);
+  RequestCoalescer coalescer(everyRequestRuns());
+  CoalescedRequests requests(*h.service, coalescer);
+  OsmEventDispatcher dispatch(requests);
   OsmEvent lft;
   lft.type = OsmEventType::kLftChange;
   lft.switchGuid = kLeaf;
@@ -321,6 +333,50 @@ TEST(ApiOsmService, RoutingPassesThatChangedTablesReachTheRefreshHookOnce) {
   h.service->setOsmLink(link);
   EXPECT_EQ(h.service->state()->osm.link.smState, "standby");
   EXPECT_TRUE(h.service->state()->osm.link.connected);
+}
+
+TEST(ApiOsmService, ATrapStormIsCoalescedAndALinkChangeInsideItIsStillReported) {
+  Harness h;
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
+  auto fakeNow = RequestCoalescer::Clock::now();
+  RequestCoalescer::Options o;  // the daemon's windows (1 s quiet, 5 s longest wait)
+  o.now = [&fakeNow] { return fakeNow; };
+  RequestCoalescer coalescer(o);
+  CoalescedRequests requests(*h.service, coalescer);
+  OsmEventDispatcher dispatch(requests);
+  const int crawlsBefore = h.topo->calls();
+  const auto start = fakeNow;
+  // 19,800 trap 128 lines in 10 s: from the leaf, the spine, LID 99 (no such switch) and no LID.
+  const Lid from[] = {kLeafLid, kSpineLid, Lid{99}, Lid{0}};
+  for (int i = 0; i < 19800; ++i) {
+    fakeNow = start + std::chrono::microseconds(i * 10'000'000LL / 19800);
+    if (i == 9000) {  // halfway: the leaf-spine cable really goes down
+      h.script->set(kLeafLid, 2, PortState::kDown, PhysPortState::kPolling);
+      h.script->set(kSpineLid, 1, PortState::kDown, PhysPortState::kPolling);
+    }
+    OsmEvent trap;
+    trap.type = OsmEventType::kTrap;
+    trap.trapNumber = 128;
+    trap.issuerLid = from[i % 4];
+    dispatch(trap);
+    if (i % 20 == 0) coalescer.tick();
+  }
+  fakeNow += 2s;
+  coalescer.tick();
+  // (The scripted crawls still see the cable: a crawl after the probe may bring it back, and the
+  // next probe's run reports it down again.)
+  ASSERT_TRUE(waitFor([&] { return !h.events(EventType::kLinkDown).empty(); }, 10s));
+  // Three keys (the leaf's probe, the spine's, one crawl for both kinds of unknown LID), each
+  // run at most 2 + 10 s / 5 s times.
+  const CoalescingCounts c = coalescer.counts();
+  EXPECT_EQ(c.events, 19800u);
+  EXPECT_LE(c.runs, 3u * 4u);
+  EXPECT_EQ(c.bursts, 3u);
+  EXPECT_GE(c.coalesced(), 19800u - 12u);
+  ASSERT_TRUE(waitFor([&] { return h.topo->calls() > crawlsBefore; }, 10s));
+  EXPECT_LE(h.topo->calls() - crawlsBefore, 4 + 1);  // the coalesced crawls (+1 a probe asked)
+  std::lock_guard lock(h.script->mu);
+  EXPECT_LE(h.script->probes, 2 * 4 * 4);  // each probe run: the switch and a few far ends
 }
 
 }  // namespace

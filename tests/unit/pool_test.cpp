@@ -521,22 +521,22 @@ TEST_F(PoolTest, CompactionWritesASnapshotAndReplaysFromIt) {
     before = pool->list();
   }
   EXPECT_FALSE(std::filesystem::exists(dir_ / "snapshot.json.tmp"));
-  Pool pool(options());
-  auto after = pool.list();
-  ASSERT_EQ(idsOf(after), idsOf(before));
-  for (std::size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i].hosts, before[i].hosts);
-  // A crash between the snapshot's rename and the journal's truncation leaves records the
-  // snapshot already holds: they are skipped, not applied twice.
   const auto log = dir_ / "journal.log";
   std::string oldRecords;
   {
+    Pool pool(options());
+    auto after = pool.list();
+    ASSERT_EQ(idsOf(after), idsOf(before));
+    for (std::size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i].hosts, before[i].hosts);
+    // A crash between the snapshot's rename and the journal's truncation leaves records the
+    // snapshot already holds: they are skipped, not applied twice.
     std::ifstream in(log, std::ios::binary);
     oldRecords.assign(std::istreambuf_iterator<char>(in), {});
+    ASSERT_FALSE(oldRecords.empty());
+    pool.compact();
+    EXPECT_EQ(pool.usage().journalRecords, 0u);
+    EXPECT_EQ(std::filesystem::file_size(log), 0u);
   }
-  ASSERT_FALSE(oldRecords.empty());
-  pool.compact();
-  EXPECT_EQ(pool.usage().journalRecords, 0u);
-  EXPECT_EQ(std::filesystem::file_size(log), 0u);
   {
     std::ofstream out(log, std::ios::binary | std::ios::trunc);
     out << oldRecords;
@@ -547,6 +547,56 @@ TEST_F(PoolTest, CompactionWritesASnapshotAndReplaysFromIt) {
   int free = 0;
   for (const auto& h : again.hosts()) free += h.freeGpus;
   EXPECT_EQ(free, 128 - 2 * 6);
+}
+
+TEST_F(PoolTest, ACorruptMiddleRecordRefusesToStartAndKeepsTheJournal) {
+  useJournal();
+  {
+    auto pool = makePool();
+    for (int i = 0; i < 6; ++i)
+      pool->allocate(req("job" + std::to_string(i), 2, JobClass::kInference));
+  }
+  const auto log = dir_ / "journal.log";
+  std::string bytes;
+  {
+    std::ifstream in(log, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  // 4 bytes flipped halfway through the file: in some record with good ones after it.
+  for (std::size_t i = 0; i < 4; ++i) bytes[bytes.size() / 2 + i] ^= 0x5a;
+  {
+    std::ofstream out(log, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  try {
+    Pool pool(options());
+    ADD_FAILURE() << "a corrupt journal was accepted";
+  } catch (const PoolError& e) {
+    EXPECT_EQ(e.kind(), PoolError::Kind::kStorage);
+    EXPECT_THAT(e.what(), HasSubstr(log.string() + " is corrupt at offset "));
+    EXPECT_THAT(e.what(), HasSubstr("(record "));
+  }
+  EXPECT_EQ(std::filesystem::file_size(log), bytes.size()) << "nothing cut";
+  std::string after;
+  {
+    std::ifstream in(log, std::ios::binary);
+    after.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_EQ(crc32(after), crc32(bytes));
+}
+
+TEST_F(PoolTest, ASecondPoolOnTheSameJournalIsRefused) {
+  useJournal();
+  auto first = makePool();
+  try {
+    Pool second(options());
+    ADD_FAILURE() << "two pools on one journal";
+  } catch (const PoolError& e) {
+    EXPECT_EQ(e.kind(), PoolError::Kind::kStorage);
+    EXPECT_THAT(e.what(),
+                HasSubstr("in use by another process (pid " + std::to_string(::getpid())));
+  }
+  EXPECT_EQ(first->hosts().size(), 16u);
 }
 
 TEST(PoolJournalFormat, AnUnusableJournalDirectoryIsAStorageError) {

@@ -48,5 +48,6 @@ void addRoutesCommand(CLI::App& app);        // routes (routes_command.cpp)
 void addPlaceCommand(CLI::App& app);         // place
 void addExportCommands(CLI::App& app);       // export slurm-topology | k8s-labels | ...
 void addForgetCommand(CLI::App& app);        // forget (forget_command.cpp)
+void addPoolJournalCommands(CLI::App& app);  // pool journal verify | repair
 
 }  // namespace ibfabric::cli
