@@ -6,16 +6,19 @@
 //    page fills from window errors and console.error, and the browser log);
 //  - every switch of the fabric is drawn with its GUID and state "ok";
 //  - a search by host name and one by an HCA's GUID find the host (marked, details shown);
-//  - the placement form draws the placement's hosts on the map;
+//  - the placement form draws the placement's hosts on the map, and a pool allocation (the
+//    daemon has a GPU pool over the 16 hosts) is listed and drawn when clicked;
 //  - after `Unlink "leaf-01"[5]` in the simulator, the element of that cable's trunk turns
 //    "down" within 2 s (polled with that bound).
 // Screenshots go to <build>/artifacts (paths printed). Every wait is bounded; browser,
 // daemon and fabric are stopped in TearDown (and destructors).
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -35,6 +38,8 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
+constexpr const char* kToken = "ui-token";
+
 /// Script: the page's recorded errors.
 constexpr const char* kErrors =
     "return window.ibfErrors || ['no ibfErrors: the page did not load']";
@@ -48,10 +53,18 @@ class UiE2e : public ::testing::Test {
                        "--hosts-per-leaf", "4", "-o", net.string()});
     ASSERT_EQ(gen.exitCode, 0) << gen.describe();
     fabric_ = std::make_unique<SimFabric>(net, "ui");
+    const auto inventory = writeScratchFile(
+        "ui-pool.json", R"({"hosts": [{"name": "dgx[0001-0016]", "gpu_count": 8}]})");
+    const auto journal = scratchDir() / "ui-pool-journal";
+    std::filesystem::remove_all(journal);
+    const auto config =
+        writeScratchFile("ui-ibfabricd.yaml", "api_token: \"" + std::string(kToken) +
+                                                  "\"\npool: {inventory: \"" + inventory.string() +
+                                                  "\", journal: \"" + journal.string() + "\"}\n");
     daemon_ = std::make_unique<BackgroundProcess>(
         std::vector<std::string>{cliPath().string(), "sim", "run", "--name", fabric_->name(), "--",
-                                 daemonPath().string(), "--listen", "127.0.0.1:0",
-                                 "--crawl-interval", "1", "--sweep-interval", "1"},
+                                 daemonPath().string(), "--config", config.string(), "--listen",
+                                 "127.0.0.1:0", "--crawl-interval", "1", "--sweep-interval", "1"},
         scratchDir() / "ui-daemon.log", scratchDir());
     auto listening = daemon_->waitForLog("listening on http://", 60s);
     ASSERT_TRUE(listening) << daemon_->log();
@@ -172,6 +185,31 @@ TEST_F(UiE2e, DrawsTheLiveFabricFindsHostsPlacesJobsAndShowsACableGoingDown) {
                                       "return document.getElementById('placement-result')"
                                       ".textContent");
   shot("ui-placement.png");
+
+  // A pool allocation, listed in the placement tab and drawn when clicked.
+  httplib::Result alloc = http_->client.Post(
+      "/api/v1/pool/allocations", {{"Authorization", std::string("Bearer ") + kToken}},
+      R"({"job_id": "ui-job", "gpus": 16, "gpus_per_host": 8, "class": "training"})",
+      "application/json");
+  ASSERT_TRUE(alloc);
+  ASSERT_EQ(alloc->status, 201) << alloc->body;
+  std::set<std::string> allocated;
+  for (const auto& h : http_->ok("/api/v1/pool/allocations/ui-job")["hosts"])
+    allocated.insert(h["host"].get<std::string>());
+  ASSERT_EQ(allocated.size(), 2u);
+  browser_->execute(
+      "document.querySelector('[data-tab=details]').click();"
+      "document.querySelector('[data-tab=placement]').click();");
+  ASSERT_EQ(browser_->waitFor(
+                "const e = document.querySelector('li[data-job=\"ui-job\"]');"
+                "if (e) e.click(); return e ? 1 : 0;",
+                [](const json& v) { return v == 1; }, 10s),
+            1);
+  const json pooled = browser_->waitFor(
+      "return [...document.querySelectorAll('[data-kind=host][data-placed=\"1\"]')]"
+      ".map((e) => e.dataset.host)",
+      [](const json& v) { return v.size() == 2; }, 10s);
+  EXPECT_EQ(pooled.get<std::set<std::string>>(), allocated) << pooled.dump();
 
   // A cable goes down: its trunk's element turns "down" within 2 s.
   std::string leaf;
