@@ -1,5 +1,6 @@
 #include "tests/support/webdriver.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <fstream>

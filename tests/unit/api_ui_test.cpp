@@ -81,8 +81,8 @@ TEST(UiAssets, NameNoOtherOriginAndThePageLoadsOnlyEmbeddedFiles) {
   const UiAsset* page = findUiAsset("index.html");
   ASSERT_NE(page, nullptr);
   const std::string html(page->body);
-  static const std::regex kRef(R"((?:src|href)="([^"]+)") ");
-      int refs = 0;
+  static const std::regex kRef(R"re((?:src|href)="([^"]+)")re");
+  int refs = 0;
   for (std::sregex_iterator it(html.begin(), html.end(), kRef), end; it != end; ++it, ++refs) {
     const std::string ref = (*it)[1].str();
     if (ref == "data:,") continue;  // the empty icon: no request at all
