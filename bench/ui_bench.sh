@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # First view of the web view (/ui/) in headless Chromium on a simulated superpod.
 #
-#   bench/ui_bench.sh [--sus 40] [--runs 5] [--url http://HOST:PORT] [--sim-name NAME]
+#   bench/ui_bench.sh [--sus 40] [--runs 5] [--unlink] [--url http://HOST:PORT] [--sim-name NAME]
 #
 # Brings the fabric up (ibfabric topo gen --preset superpod --sus N; ibfabric sim up), starts
 # ibfabricd on it and waits until it is ready (or, with --url, uses a daemon already running),
@@ -10,20 +10,26 @@
 # from the page: the first view (navigation start to the map drawn: the page's
 # "ibf-map-drawn" performance mark), the bytes the page's data requests (/api/v1/...)
 # and all its requests transferred (Performance API resource timing, transferSize, i.e. on the
-# wire after gzip), the map's own size, and the elements drawn. Prints one Markdown block (what
+# wire after gzip), the map's own size, and the elements drawn. With --unlink, then: one page
+# open, `Unlink "leaf-su1-r1"[33]` in the simulator, and the time until that cable's trunk is
+# drawn "down" (from the command, and from the link_down event's own time: at the default
+# intervals the daemon reports the cable down with its next crawl, within 60 s); the cable is
+# ReLinked after. Prints one Markdown block (what
 # docs/BENCHMARKS.md records); every process it started is stopped and the fabric taken down on
 # exit (not a --sim-name fabric, nor the daemon of --url).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-sus=40 runs=5 url="" name="" keep=0
+args="$*"
+sus=40 runs=5 url="" name="" keep=0 unlink=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --sus) sus="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
+    --unlink) unlink=1; shift ;;
     --url) url="$2"; shift 2 ;;
     --sim-name) name="$2"; keep=1; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "ui_bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -104,7 +110,7 @@ summary=$(curl -s "$url/api/v1/topology" | jq -r '"\(.switches) switches, \(.cas
 echo "## $(date -u '+%Y-%m-%d %H:%M') UTC — web view first view in headless Chromium (superpod, $sus SUs)"
 echo
 echo "- Fabric: $summary; ibsim + OpenSM ftree; ibfabricd at its defaults."
-echo "- Command: \`bench/ui_bench.sh --sus $sus --runs $runs\` (a fresh Chromium profile per run;"
+echo "- Command: \`bench/ui_bench.sh ${args:-(defaults)}\` (a fresh Chromium profile per run;"
 echo "  first view = navigation start to the map drawn; bytes = Performance API transferSize)."
 echo
 echo "| run | first view (ms) | data requests (bytes on the wire) | all requests (bytes) | map (wire / decoded bytes, ms) | elements drawn | page errors |"
@@ -114,3 +120,37 @@ while read -r v; do
   n=$((n + 1))
   echo "$v" | jq -r --arg n "$n" '"| \($n) | \(.first_view_ms) | \(.data_bytes) (\(.data_requests) requests) | \(.all_bytes) (\(.requests)) | \(.map_transfer) / \(.map_decoded), \(.map_ms) | \(.elements) | \(.errors) |"'
 done <"$work/runs.jsonl"
+
+[ "$unlink" = 1 ] || exit 0
+# A cable goes down while a page is open: how long until the map shows it.
+leaf=$(curl -s --compressed "$url/api/v1/fabric/map" | jq -r '.switches[] | select(.name | contains(";leaf-su1-r1:")) | .guid')
+last=$(curl -s --compressed -D - -o /dev/null "$url/api/v1/fabric/map" | tr -d '\r' | sed -n 's/^X-Last-Event-Id: //Ip')
+sid=$(post /session "$caps" | jq -r .value.sessionId)
+post "/session/$sid/url" "{\"url\": \"$url/ui/\"}" >/dev/null
+drawn='{"script": "return document.body.dataset.mapDrawn || null", "args": []}'
+for _ in $(seq 1 300); do [ "$(post "/session/$sid/execute/sync" "$drawn" | jq -r .value)" = 1 ] && break; sleep 0.1; done
+state=$(jq -n --arg g "$leaf" '{script: "const t = [...document.querySelectorAll(\"[data-kind=trunk]\")].find((e) => e.dataset.a === arguments[0] && e.dataset.aPorts.split(\" \").includes(\"33\")); return t ? t.dataset.state : null", args: [$g]}')
+t0=$(date +%s.%N)
+"$cli" sim cmd --name "$name" 'Unlink "leaf-su1-r1"[33]' >/dev/null
+seen=""
+deadline=$(( $(date +%s) + 90 ))
+while [ "$(date +%s)" -lt "$deadline" ]; do
+  [ "$(post "/session/$sid/execute/sync" "$state" | jq -r .value)" = down ] && { seen=$(date +%s.%N); break; }
+  sleep 0.02
+done
+ev=$(curl -s "$url/api/v1/events?since=$last&type=link_down" | jq -r '[.events[] | select(.node | contains("leaf-su1-r1:")) | .time][0] // empty')
+curl -sf -X DELETE "$wd/session/$sid" >/dev/null || true
+"$cli" sim cmd --name "$name" 'ReLink "leaf-su1-r1"[33]' >/dev/null
+echo
+if [ -z "$seen" ]; then
+  echo "- \`Unlink \"leaf-su1-r1\"[33]\`: the trunk was not drawn down within 90 s."
+  exit 0
+fi
+secs() { printf '%.2f' "$(echo "$1 - $2" | bc)"; }
+after_cmd=$(secs "$seen" "$t0")
+line="- \`Unlink \"leaf-su1-r1\"[33]\` with a page open: the trunk drawn \`down\` $after_cmd s after the command"
+if [ -n "$ev" ]; then
+  line="$line, $(secs "$seen" "$ev") s after the time of the link_down event"
+  line="$line (stamped $(secs "$ev" "$t0") s after the command)"
+fi
+echo "$line."
