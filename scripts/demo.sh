@@ -3,7 +3,7 @@
 # SuperPOD-style fabric (ibsim + OpenSM with ftree routing), shows ibfabric working on it, then
 # runs ibfabricd, a Prometheus with the alert and recording rules (dashboards/prometheus) and a
 # scenario player (scripts/scenario.sh: background traffic, a hot spine port, a flapping link,
-# rising errors on one cable) and prints the URLs and example commands.
+# rising errors on one cable) and prints the URLs (the web view, /ui/, first) and example commands.
 #
 #   ./scripts/demo.sh            interactive: keeps everything running until Ctrl-C
 #   ./scripts/demo.sh --once     a bounded run (~2 minutes of scenario), then stops and exits
@@ -95,6 +95,7 @@ for _ in $(seq 300); do
   curl -sf "$api/api/v1/health" >/dev/null && break
   sleep 0.2
 done
+echo "Fabric view (open in a browser): $api/ui/"
 curl -s "$api/api/v1/health" | jq -c '{status, ready, crawl: .crawl.last_duration_seconds, sweep: .sweep.last_duration_seconds}'
 # The /metrics page of a large fabric takes seconds to render (docs/api.md): scrape no faster
 # than that allows.
@@ -134,6 +135,7 @@ pids+=($!)
 
 banner "Try it"
 cat <<EOT
+  Fabric view:     $api/ui/   (the fat tree live in a browser: docs/ui.md)
   REST API:        $api/api/v1/health   $api/api/v1/links?sort=congestion&limit=5
   Metrics:         $api/metrics
   Prometheus UI:   $prom/alerts   $prom/graph

@@ -13,6 +13,8 @@ PACKAGES=(
   libyaml-cpp-dev libsqlite3-dev sqlite3
   # tests
   googletest libgtest-dev libgmock-dev prometheus curl procps psmisc bc jq
+  # tests: the web view in a headless browser (tests/e2e/ui_e2e_test.cpp)
+  chromium chromium-driver
   # tests: the scheduler exports against their consumers' CRD schemas (tests/schemas/)
   python3 python3-jsonschema python3-yaml
   # tests: a private slurmctld reads the exported topology.conf (tests/integration/)

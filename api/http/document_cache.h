@@ -1,5 +1,6 @@
 // DocumentCache: the REST documents that are large at scale (/topology/full, /topology/
-// ibnetdiscover, /topology/dot, the unfiltered /nodes and /links: 1–40 MB at 10k HCAs), each
+// ibnetdiscover, /topology/dot, the unfiltered /nodes and /links: 1–40 MB at 10k HCAs; the
+// fabric map of the web view, /fabric/map), each
 // rendered once per snapshot it depends on and then served as is.
 //
 // A document is rendered lazily, by the first request that finds the kept one stale, straight into
@@ -65,7 +66,15 @@ class DocumentSlot {
 
 class DocumentCache {
  public:
-  enum class Kind : std::size_t { kTopologyFull, kIbnetdiscover, kDot, kNodes, kLinks, kCount };
+  enum class Kind : std::size_t {
+    kTopologyFull,
+    kIbnetdiscover,
+    kDot,
+    kNodes,
+    kLinks,
+    kFabricMap,
+    kCount
+  };
   DocumentSlot& slot(Kind kind) { return slots_[static_cast<std::size_t>(kind)]; }
   /// Compressed bytes kept over every slot.
   std::size_t bytes() const;

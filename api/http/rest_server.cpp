@@ -136,6 +136,8 @@ void RestServer::routes() {
   addExtenderRoutes(r);
   addPlacementRoutes(r);
   addPoolRoutes(r);
+  addMapRoutes(r);
+  addUiRoutes(r);
 }
 
 }  // namespace ibfabric::api

@@ -159,10 +159,7 @@ class AlertsE2e : public ::testing::Test {
   void TearDown() override {
     prometheus_.stop();
     if (daemon_) {
-      const int st = daemon_->stop(SIGTERM, 10s);
-      EXPECT_TRUE(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
-          << "ibfabricd did not stop cleanly: " << st << "\n"
-          << daemon_->log();
+      expectCleanStop(*daemon_, "ibfabricd");
       daemon_.reset();
     }
     fabric_.reset();

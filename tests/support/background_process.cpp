@@ -1,6 +1,7 @@
 #include "tests/support/background_process.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -95,6 +96,14 @@ int BackgroundProcess::stop(int sig, std::chrono::milliseconds timeout) {
   reaped_ = true;
   status_ = -1;
   return -1;
+}
+
+void expectCleanStop(BackgroundProcess& process, const std::string& name,
+                     std::chrono::milliseconds timeout) {
+  const int st = process.stop(SIGTERM, timeout);
+  EXPECT_TRUE(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+      << name << " did not stop cleanly: " << st << "\n"
+      << process.log();
 }
 
 }  // namespace ibfabric::testing

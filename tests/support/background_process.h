@@ -43,4 +43,9 @@ class BackgroundProcess {
   std::filesystem::path logPath_;
 };
 
+/// Stops `process` with SIGTERM (SIGKILL after `timeout`) and expects (gtest) that it exited
+/// with status 0; `name` and the process's log go into the failure message.
+void expectCleanStop(BackgroundProcess& process, const std::string& name,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
 }  // namespace ibfabric::testing

@@ -45,5 +45,9 @@ void addPoolRoutes(Router& r);
 void addOpenApiRoutes(Router& r);
 /// GET /metrics (metrics_routes.cpp).
 void addMetricsRoutes(Router& r);
+/// GET /api/v1/fabric/map, the web view's summary of the fabric (map_routes.cpp).
+void addMapRoutes(Router& r);
+/// GET /ui/ and its files, the web view (ui_routes.cpp).
+void addUiRoutes(Router& r);
 
 }  // namespace ibfabric::api
