@@ -54,7 +54,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 
-if ! "$cli" sim list 2>/dev/null | grep -q "^$name\b"; then
+if ! fabric_is_up "$cli" "$name"; then
   "$cli" topo gen --preset superpod --sus "$sus" >"$work/fabric.net"
   "$cli" sim up "$work/fabric.net" --name "$name" --timeout 900 >"$work/sim.log" 2>&1
 fi

@@ -51,7 +51,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if ! "$cli" sim list 2>/dev/null | grep -q "^$name\b"; then
+if ! fabric_is_up "$cli" "$name"; then
   "$cli" topo gen --preset superpod --sus "$sus" >"$work/fabric.net"
   "$cli" sim up "$work/fabric.net" --name "$name" --timeout 900 >"$work/sim.log" 2>&1
 fi
@@ -129,7 +129,7 @@ sm_split() {
 }
 
 quiet_mads=$(sweep_mads)
-: >"$work/hca_down" >"$work/hca_up" >"$work/up_down" >"$work/up_up" >"$work/store"
+for f in hca_down hca_up up_down up_up store; do : >"$work/$f"; done
 : >"$work/hca_sm" >"$work/up_sm"
 for i in $(seq 1 "$runs"); do
   host=$(printf 'dgx%04d' $((i + 1)))

@@ -17,3 +17,13 @@ wait_for() {
   echo "$(basename "$0"): timed out waiting for $what" >&2
   return 1
 }
+
+# fabric_is_up CLI NAME: true when `ibfabric sim list` shows NAME up (to be reused); a stale
+# entry of that name (its processes died) is cleaned up first, so the caller brings it up anew.
+fabric_is_up() {
+  local cli="$1" name="$2"
+  "$cli" sim list 2>/dev/null | awk -v n="$name" '$1 == n && $2 == "up" { f = 1 } END { exit !f }' &&
+    return 0
+  "$cli" sim down --name "$name" >/dev/null 2>&1 || true
+  return 1
+}

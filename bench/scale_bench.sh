@@ -58,7 +58,7 @@ case "$fabric" in
   *) echo "unknown fabric $fabric" >&2; exit 2 ;;
 esac
 "$cli" topo gen "${gen[@]}" >"$work/fabric.net"
-if ! "$cli" sim list 2>/dev/null | grep -q "^$name\b"; then
+if ! fabric_is_up "$cli" "$name"; then
   "$cli" sim up "$work/fabric.net" --name "$name" --timeout 900 >"$work/sim.log" 2>&1
 fi
 

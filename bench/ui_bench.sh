@@ -58,7 +58,7 @@ if [ -z "$url" ]; then
   done
   "$cli" topo gen --preset superpod --sus "$sus" >"$work/fabric.net"
   t=$(date +%s.%N)
-  if ! "$cli" sim list 2>/dev/null | grep -q "^$name\b"; then
+  if ! fabric_is_up "$cli" "$name"; then
     "$cli" sim up "$work/fabric.net" --name "$name" --timeout 900 >"$work/sim.log" 2>&1
   fi
   echo "sim up: $(echo "$(date +%s.%N) - $t" | bc) s" >&2
