@@ -13,14 +13,14 @@
 // With `failFastAfter` > 0, once that many requests to one LID have failed in a row in a batch,
 // its remaining requests in that batch complete with kTargetDown without being sent.
 // The limits follow MadEngineOptions::policy (telemetry/mad_policy/flow_control.h): kFixed keeps
-// `window`, `perTargetWindow`, `timeout` and `retries` as given; kAdaptive (opt-in; kFixed is the
-// default) treats them as maxima (and the initial timeout) and adapts the windows (AIMD), the
-// per-attempt timeout (RTO from measured round trips), caps retries with a budget, and opens a
-// circuit breaker on a LID that stopped answering: its requests then complete kTargetDown without
-// being sent, except one probe per batch (the batch's other requests to it wait for the probe's
-// answer); a probe answered closes it. That state lives in the engine, across batches. Every batch
-// has a watchdog (`batchWatchdog`, on the engine clock): when it expires, its unfinished requests
-// complete with kAborted, so a batch always ends.
+// `window`, `perTargetWindow`, `timeout` and `retries` as given; kAdaptive (the default) treats
+// them as maxima (and the initial timeout) and adapts the windows (AIMD), the per-attempt timeout
+// (RTO from measured round trips), caps retries with a budget, and opens a circuit breaker on a LID
+// that stopped answering: its requests then complete kTargetDown without being sent, except one
+// probe per batch (the batch's other requests to it wait for the probe's answer); a probe answered
+// closes it. That state lives in the engine, across batches. Every batch has a watchdog
+// (`batchWatchdog`, on the engine clock): when it expires, its unfinished requests complete with
+// kAborted, so a batch always ends.
 //
 // Thread-safety: submit(), run(), stats() and the destructor may be called from any thread.
 // Completion callbacks run on the I/O thread: keep them short and never wait on a batch from
@@ -111,7 +111,7 @@ using MadBatchPtr = std::shared_ptr<MadBatch>;
 struct MadEngineOptions {
   /// kAdaptive: the limits below are maxima (timeout: the initial RTO) and `adaptive` holds the
   /// rest of the bounds; kFixed: they are used as given, no retry budget, no breaker.
-  MadPolicy policy = MadPolicy::kFixed;
+  MadPolicy policy = MadPolicy::kAdaptive;
   AdaptiveOptions adaptive;
   /// Requests in flight at once, all targets together (>= 1). 256: the deepest window that never
   /// wedged umad2sim in the sweep benchmarks (512 wedged it every time) and the fastest there:
@@ -159,7 +159,7 @@ struct MadEngineStats {
   std::uint64_t transportErrors = 0;  ///< receive() errors.
   std::uint64_t maxInFlight = 0;      ///< High-water mark of requests in flight.
   // The policy and where it stands (telemetry/mad_policy/flow_control.h).
-  MadPolicy policy = MadPolicy::kFixed;
+  MadPolicy policy = MadPolicy::kAdaptive;
   int window = 0;     ///< Requests allowed in flight overall now.
   int windowMin = 0;  ///< The bounds of `window`.
   int windowMax = 0;

@@ -6,7 +6,7 @@ namespace ibfabric::api {
 
 mad::MadEngineOptions madEngineOptions(const ServiceConfig& config) {
   mad::MadEngineOptions eo;
-  eo.policy = mad::parseMadPolicy(config.madPolicy).value_or(mad::MadPolicy::kFixed);
+  eo.policy = mad::parseMadPolicy(config.madPolicy).value_or(mad::MadPolicy::kAdaptive);
   eo.window = config.madWindow;
   eo.timeout = std::chrono::milliseconds(config.madTimeoutMs);
   eo.retries = config.madRetries;

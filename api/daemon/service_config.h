@@ -87,7 +87,7 @@ struct ServiceConfig {
   int madTimeoutMs = 200;
   int madRetries = 3;
   /// The MAD engine's policy (telemetry/mad_policy/flow_control.h): "adaptive" or "fixed".
-  std::string madPolicy = "fixed";
+  std::string madPolicy = "adaptive";
   int madMinWindow = 8;       ///< adaptive: the overall window's floor (max: madWindow)
   int madTimeoutMinMs = 200;  ///< adaptive: RTO bounds (madTimeoutMs is the initial RTO)
   int madTimeoutMaxMs = 2000;

@@ -2,8 +2,8 @@
 // LID, how long an attempt waits, whether a retry may go out, and whether a target is sent to.
 //
 // kFixed is the engine as it always was: `window` overall, `perTargetWindow` per LID, `timeout`
-// per attempt, every retry allowed, every target sent to. kAdaptive (opt-in: kFixed is the default)
-// makes those limits follow the fabric:
+// per attempt, every retry allowed, every target sent to. kAdaptive (the default) makes those
+// limits follow the fabric:
 //   * windows: an AimdWindow overall within [minWindow, window] (starting at initialWindow) and
 //     one per LID within [minPerTargetWindow, perTargetWindow] (starting at the maximum); every
 //     answer grows both, an engine-timer timeout cuts the target's window, and a first attempt's

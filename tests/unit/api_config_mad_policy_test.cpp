@@ -21,11 +21,11 @@ std::string errorOf(const std::string& yaml) {
   return "";
 }
 
-TEST(ApiConfigMadPolicy, FixedByDefault) {
+TEST(ApiConfigMadPolicy, AdaptiveByDefault) {
   const ServiceConfig c;
-  EXPECT_EQ(c.madPolicy, "fixed");
+  EXPECT_EQ(c.madPolicy, "adaptive");
   const mad::MadEngineOptions o = madEngineOptions(c);
-  EXPECT_EQ(o.policy, mad::MadPolicy::kFixed);
+  EXPECT_EQ(o.policy, mad::MadPolicy::kAdaptive);
   EXPECT_EQ(o.window, 256);
   EXPECT_EQ(o.timeout, 200ms);
   EXPECT_EQ(o.retries, 3);

@@ -59,7 +59,7 @@ struct CountersArgs {
   int madWindow = 256;  // MadEngineOptions::window default; see docs/BENCHMARKS.md
   int timeoutMs = 200;
   int retries = 3;
-  std::string madPolicy = "fixed";  // telemetry/mad_policy/flow_control.h
+  std::string madPolicy = "adaptive";  // telemetry/mad_policy/flow_control.h
   double xmitWaitTickNs = static_cast<double>(kDefaultXmitWaitTick.count());
   bool clearSaturated = false;
   bool recrawl = false;
@@ -156,7 +156,7 @@ mad::MadEngineOptions engineOptions(const CountersArgs& args) {
   eo.window = args.madWindow;
   eo.timeout = std::chrono::milliseconds(args.timeoutMs);
   eo.retries = args.retries;
-  eo.policy = mad::parseMadPolicy(args.madPolicy).value_or(mad::MadPolicy::kFixed);
+  eo.policy = mad::parseMadPolicy(args.madPolicy).value_or(mad::MadPolicy::kAdaptive);
   return eo;
 }
 

@@ -37,7 +37,7 @@ struct RoutesArgs {
   int madWindow = 64;
   int timeoutMs = 200;
   int retries = 3;
-  std::string madPolicy = "fixed";  // telemetry/mad_policy/flow_control.h
+  std::string madPolicy = "adaptive";  // telemetry/mad_policy/flow_control.h
   std::size_t limit = 20;
   CrawlOptions crawl;
 };
@@ -88,7 +88,7 @@ routing::ForwardingTablesPtr readTables(const RoutesArgs& args, const TopologyPt
   eo.window = args.madWindow;
   eo.timeout = std::chrono::milliseconds(args.timeoutMs);
   eo.retries = args.retries;
-  eo.policy = mad::parseMadPolicy(args.madPolicy).value_or(mad::MadPolicy::kFixed);
+  eo.policy = mad::parseMadPolicy(args.madPolicy).value_or(mad::MadPolicy::kAdaptive);
   routing::ForwardingTablesPtr tables;
   {
     mad::MadEngine engine(transport, clock, eo);
