@@ -2,6 +2,7 @@
 # Configures and builds one ibfabric build tree.
 #   scripts/build.sh            -> build/        (RelWithDebInfo)
 #   scripts/build.sh asan       -> build-asan/   (ASan + UBSan, Debug)
+#   scripts/build.sh tsan [T..] -> build-tsan/   (ThreadSanitizer, RelWithDebInfo; targets T, or all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,8 +11,12 @@ jobs="${IBFABRIC_BUILD_JOBS:-$(nproc)}"
 case "$kind" in
   release) dir=build; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
   asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DIBFABRIC_SANITIZE=ON -DIBFABRIC_BENCH=OFF) ;;
-  *) echo "build.sh: unknown build kind '$kind' (release|asan)" >&2; exit 2 ;;
+  tsan) dir=build-tsan; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBFABRIC_TSAN=ON -DIBFABRIC_BENCH=OFF) ;;
+  *) echo "build.sh: unknown build kind '$kind' (release|asan|tsan)" >&2; exit 2 ;;
 esac
+shift $(( $# > 0 ? 1 : 0 ))
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
 
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
-cmake --build "$dir" -j "$jobs"
+cmake --build "$dir" -j "$jobs" "${targets[@]}"
