@@ -48,6 +48,29 @@ std::string_view toString(PhysPortState s) {
   return "Unknown";
 }
 
+std::string_view toString(LinkActivity a) {
+  switch (a) {
+    case LinkActivity::kDown:
+      return "down";
+    case LinkActivity::kInit:
+      return "init";
+    case LinkActivity::kActive:
+      return "active";
+  }
+  return "unknown";
+}
+
+bool physicallyLinked(PortState state, PhysPortState phys) {
+  return phys == PhysPortState::kLinkUp || state == PortState::kInit ||
+         state == PortState::kArmed || state == PortState::kActive;
+}
+
+LinkActivity linkActivity(PortState a, PhysPortState physA, PortState b, PhysPortState physB) {
+  if (!physicallyLinked(a, physA) || !physicallyLinked(b, physB)) return LinkActivity::kDown;
+  return a == PortState::kActive && b == PortState::kActive ? LinkActivity::kActive
+                                                            : LinkActivity::kInit;
+}
+
 std::string_view toString(PortDirection d) {
   switch (d) {
     case PortDirection::kNone:
@@ -91,6 +114,13 @@ bool Link::belowEnabled() const {
 const Port* Topology::port(PortRef ref) const {
   if (ref.node >= nodes_.size()) return nullptr;
   return nodes_[ref.node].port(ref.port);
+}
+
+LinkActivity Topology::activity(const Link& link) const {
+  const Port* a = port(link.a);
+  const Port* b = port(link.b);
+  if (link.missing || !a || !b) return LinkActivity::kDown;
+  return linkActivity(a->state, a->physState, b->state, b->physState);
 }
 
 const Port* Topology::remote(PortRef ref) const {

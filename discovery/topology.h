@@ -69,6 +69,18 @@ enum class PhysPortState : std::uint8_t {
 std::string_view toString(PortState s);      // "Down", "Init", "Armed", "Active", ...
 std::string_view toString(PhysPortState s);  // "Sleep", "Polling", "Disabled", "LinkUp", ...
 
+/// What a cable carries, judged from its two ends' states:
+///   kActive  both ends Active: the link carries traffic;
+///   kInit    both ends physically linked (LinkUp, or a logical state past Down) but not both
+///            Active: the cable is in, the subnet manager has not activated it yet (or took it
+///            back); only subnet management packets pass;
+///   kDown    an end has no physical link (unplugged, broken, disabled, training).
+enum class LinkActivity : std::uint8_t { kDown, kInit, kActive };
+std::string_view toString(LinkActivity a);  // "down", "init", "active"
+/// True when the port has a physical link (PhysPortState LinkUp, or PortState Init or later).
+bool physicallyLinked(PortState state, PhysPortState phys);
+LinkActivity linkActivity(PortState a, PhysPortState physA, PortState b, PhysPortState physB);
+
 /// Where a port leads in the fat tree, seen from its own node.
 enum class PortDirection : std::uint8_t {
   kNone,  // not connected, or a level is unknown
@@ -235,6 +247,8 @@ class Topology {
   const Port* port(NodeIndex n, PortNum p) const { return port(PortRef{n, p}); }
   /// The port at the other end of a cable; nullptr when not connected.
   const Port* remote(PortRef ref) const;
+  /// What the cable carries (kDown for a remembered missing one).
+  LinkActivity activity(const Link& link) const;
 
   const Node* findNode(Guid nodeGuid) const;
   std::optional<PortRef> findPort(Guid portGuid) const;  // a switch's GUID gives port 0

@@ -214,8 +214,11 @@ void CounterSweeper::setTopology(TopologyPtr topology) {
       for (const auto& p : node.ports) {
         if (!p || !p->connected()) continue;
         if (node.isSwitch() && p->num.value() == 0) continue;
-        // An HCA end of a missing cable has no path to its PMA (a switch end still answers).
-        if (!node.isSwitch() && p->link && topology->links()[*p->link].missing) continue;
+        // An HCA end of a missing cable, or of one not Active (Init: only subnet management
+        // packets pass), has no path to its PMA; a switch end still answers.
+        if (!node.isSwitch() && p->link &&
+            topology->activity(topology->links()[*p->link]) != LinkActivity::kActive)
+          continue;
         if (options_.portFilter && !options_.portFilter(node, *p)) continue;
         Lid lid = node.isSwitch() ? node.lid() : p->lid;
         if (node.isSwitch() && lid.value() == 0) lid = p->lid;

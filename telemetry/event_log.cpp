@@ -29,11 +29,38 @@ constexpr std::array<std::string_view, kEventTypeCount> kNames = {
     "pool_allocation_degraded",
     "unreachable_traffic",
     "hardware_forgotten",
+    "link_active",
 };
 
 EventEnd endOf(const LinkEnd& e) { return EventEnd{e.node.guid, e.node.description, e.port}; }
 
-bool active(const LinkEnd& e) { return e.state == PortState::kActive; }
+LinkActivity activityOf(const LinkSnapshot& l) {
+  if (l.missing) return LinkActivity::kDown;
+  return linkActivity(l.a.state, l.a.physState, l.b.state, l.b.physState);
+}
+
+/// The event of a cable's activity change (none when it did not change): link_up when it is
+/// physically linked again (saying so when not yet Active), link_active when a linked cable
+/// becomes Active, link_down when it loses its physical link or its ports leave Active.
+void appendActivityChange(EventLog& log, const LinkSnapshot& at, LinkActivity was, LinkActivity is,
+                          std::string what) {
+  if (was == is) return;
+  EventType type = EventType::kLinkDown;
+  if (is == LinkActivity::kDown) {
+    type = EventType::kLinkDown;
+  } else if (was == LinkActivity::kDown) {
+    type = EventType::kLinkUp;
+    if (is == LinkActivity::kInit)
+      what +=
+          " — physically linked, not yet Active: no traffic until the subnet manager "
+          "activates it (link_active)";
+  } else if (is == LinkActivity::kActive) {
+    type = EventType::kLinkActive;
+  } else {
+    what += " — the ports left Active: no traffic until the subnet manager activates them again";
+  }
+  log.append(type, endOf(at.a), endOf(at.b), std::move(what));
+}
 
 }  // namespace
 
@@ -130,18 +157,14 @@ std::size_t EventLog::size() const {
 void appendTopologyEvents(EventLog& log, const TopologyDelta& delta) {
   delta.forEachLinkChange(
       [&](const LinkAdded& c) {
-        log.append(EventType::kLinkUp, endOf(c.link.a), endOf(c.link.b), describe(c));
+        appendActivityChange(log, c.link, LinkActivity::kDown, activityOf(c.link), describe(c));
       },
       [&](const LinkRemoved& c) {
         log.append(EventType::kLinkDown, endOf(c.link.a), endOf(c.link.b), describe(c));
       },
       [&](const LinkChanged& c) {
-        if (!c.stateChanged) return;
-        const bool was = active(c.before.a) && active(c.before.b);
-        const bool is = active(c.after.a) && active(c.after.b);
-        if (was == is) return;
-        log.append(is ? EventType::kLinkUp : EventType::kLinkDown, endOf(c.after.a),
-                   endOf(c.after.b), describe(c));
+        if (!c.stateChanged && c.before.missing == c.after.missing) return;
+        appendActivityChange(log, c.after, activityOf(c.before), activityOf(c.after), describe(c));
       });
 }
 

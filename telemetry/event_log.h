@@ -54,13 +54,16 @@ enum class EventType : std::uint8_t {
   kUnreachableTraffic,
   /// An operator forgot missing hardware (removed on purpose): it leaves the model.
   kHardwareForgotten,
+  /// A cable physically linked but not Active (link_up while the subnet manager had not yet
+  /// activated it, or Active ports taken back to Init) is Active: it carries traffic again.
+  kLinkActive,
   kCount,  ///< Not a type: the number of types. New types go above it.
 };
 inline constexpr std::size_t kEventTypeCount = static_cast<std::size_t>(EventType::kCount);
 /// "link_down", "link_up", "link_degraded", "link_recovered", "flapping", "error_threshold",
 /// "congestion_high", "congestion_cleared", "counter_reset", "port_unreachable", "port_gone",
 /// "counters_cleared", "node_missing", "node_returned", "pool_allocation_degraded",
-/// "unreachable_traffic", "hardware_forgotten".
+/// "unreachable_traffic", "hardware_forgotten", "link_active".
 std::string_view toString(EventType t);
 std::optional<EventType> parseEventType(std::string_view text);
 

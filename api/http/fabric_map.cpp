@@ -132,7 +132,9 @@ json fabricMapJson(const ServiceState& s, const HostLayout& hostHealth, const Li
     const Link& l = t.links()[i];
     const Node& na = t.node(l.a.node);
     const Node& nb = t.node(l.b.node);
-    const std::string_view state = index.linkFacts(s, i).state;
+    // The map draws a cable that carries no traffic as down, whether linked (init) or not.
+    const std::string_view linkState = index.linkFacts(s, i).state;
+    const std::string_view state = linkState == "init" ? "down" : linkState;
     const int sev = severity(state);
     ++cablesByState[state];
     if (l.missing) ++cablesMissing;

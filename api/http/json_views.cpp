@@ -326,9 +326,9 @@ json hostJson(const Topology& t, const Host& h, const ServiceState& s) {
           {"leaves", leaves}};
 }
 
-std::string_view linkStateName(const Link& link, bool active,
+std::string_view linkStateName(const Link& link, LinkActivity activity,
                                const telemetry::LinkHealthReport* health) {
-  if (!active) return "down";
+  if (activity != LinkActivity::kActive) return toString(activity);
   if (health) return telemetry::toString(health->state);
   return link.belowEnabled() ? "degraded" : "ok";
 }
@@ -343,21 +343,18 @@ json linkJson(const Topology& t, std::uint32_t index, const ServiceState& s,
   const Link& l = t.links()[index];
   const Node& na = t.node(l.a.node);
   const Node& nb = t.node(l.b.node);
-  const Port* pa = t.port(l.a);
-  const Port* pb = t.port(l.b);
-  const bool active =
-      pa && pb && pa->state == PortState::kActive && pb->state == PortState::kActive;
+  const LinkActivity activity = t.activity(l);
   json j = {{"a", endJson(t, l.a)},
             {"b", endJson(t, l.b)},
             {"level", std::max(na.level, nb.level)},
             {"level_name", levelName(std::max(na.level, nb.level))},
-            {"port_state", active ? "active" : "down"},
+            {"port_state", toString(activity)},
             {"rate", l.rate ? json(l.rate->toString()) : json()},
             {"enabled_rate", l.enabledRate ? json(l.enabledRate->toString()) : json()},
             {"below_enabled", l.belowEnabled()},
             {"missing", absenceJson(l.missing)}};
   j["health"] = health ? healthReportJson(*health) : json();
-  j["state"] = linkStateName(l, active, health);
+  j["state"] = linkStateName(l, activity, health);
   auto side = [&](const Node& n, PortNum p) -> json {
     const auto r = s.ratesOf(PortKey{n.guid, p});
     if (!r) return json();

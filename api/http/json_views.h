@@ -25,10 +25,11 @@ nlohmann::json nodeJson(const Topology& topology, const Node& node);
 /// A brief entry for lists.
 nlohmann::json nodeBriefJson(const Topology& topology, const Node& node);
 nlohmann::json hostJson(const Topology& topology, const Host& host, const ServiceState& state);
-/// A link's state: "down" while either end's port is not Active (whatever the last sweep's
-/// report said: a probe or a crawl may have seen it go down since), else the health report's
-/// state, else "degraded" below its enabled rate, else "ok".
-std::string_view linkStateName(const Link& link, bool active,
+/// A link's state: "down" while an end has no physical link, "init" while both are linked but
+/// not both Active (whatever the last sweep's report said: a probe or a crawl may have seen it
+/// change since), else the health report's state, else "degraded" below its enabled rate, else
+/// "ok".
+std::string_view linkStateName(const Link& link, LinkActivity activity,
                                const telemetry::LinkHealthReport* health);
 /// One link, joined with its health report and its ends' rates when the state has them.
 nlohmann::json linkJson(const Topology& topology, std::uint32_t linkIndex,

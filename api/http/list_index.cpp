@@ -132,13 +132,11 @@ LinkFacts ListIndex::linkFacts(const ServiceState& s, std::uint32_t index) const
   const Topology& t = *s.topology;
   const Link& l = t.links()[index];
   const Node& na = t.node(l.a.node);
-  const Port* pa = t.port(l.a);
-  const Port* pb = t.port(l.b);
   LinkFacts f;
   f.level = std::max(na.level, t.node(l.b.node).level);
-  f.active = pa && pb && pa->state == PortState::kActive && pb->state == PortState::kActive;
+  f.activity = t.activity(l);
   f.health = healthOfLink(s, index);
-  f.state = linkStateName(l, f.active, f.health);
+  f.state = linkStateName(l, f.activity, f.health);
   return f;
 }
 

@@ -80,8 +80,8 @@ class HealthLookup {
 /// The link fields the /links filters and sorts read.
 struct LinkFacts {
   int level = kUnknownLevel;  ///< of the higher end
-  bool active = false;        ///< both ends Active
-  /// linkStateName(): "down" while a port is not Active, else the report's state, else the ports'.
+  LinkActivity activity = LinkActivity::kDown;
+  /// linkStateName(): "down" or "init" while not Active, else the report's state, else the ports'.
   std::string_view state;
   const telemetry::LinkHealthReport* health = nullptr;
 };

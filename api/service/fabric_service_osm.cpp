@@ -26,10 +26,15 @@ struct FabricService::ProbeMemory {
   /// breaks, LID-routed SMPs to its switch may still be routed over it until the SM has
   /// rerouted: such a switch is probed again shortly (kUnansweredRetries times) before a crawl.
   std::map<Lid, int> unanswered;
+  /// Ports of cables a probe put back while not yet Active (init), with when: their switch is
+  /// probed again every kPendingProbeEvery until the SM activates them, for kActivationWatch
+  /// at most (then the sweeps' re-checks of cables not Active take over, sweep_suspects.h).
+  std::map<std::pair<Guid, PortNum>, std::chrono::steady_clock::time_point> activating;
 };
 
 namespace {
 constexpr int kUnansweredRetries = 5;
+constexpr auto kActivationWatch = std::chrono::minutes(3);
 }  // namespace
 
 namespace {
@@ -197,11 +202,38 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     Guid node;
     PortNum port;
     Lid lid;
-    bool cableUp;  // restored (true) or removed (false)
+    bool cableUp;  // linked (true) or removed (false)
     std::optional<LinkRate> rate;
+    PortState nearState = PortState::kActive;  // this end's, for a far end that does not answer
   };
   std::vector<FarEnd> farEnds;
   std::vector<std::pair<Guid, PortNum>> restored;
+  const auto probedAt = std::chrono::steady_clock::now();
+  // A port of a cable the SM has not activated yet (init) is watched until it is Active.
+  auto watchActivation = [&](PortNum p, PortState state) {
+    const auto key = std::make_pair(sw.guid, p);
+    const auto at = memory.activating.find(key);
+    if (at == memory.activating.end()) return;
+    if (state == PortState::kActive || probedAt - at->second > kActivationWatch)
+      memory.activating.erase(at);
+    else
+      pending = true;
+  };
+  // The cable at `p` is linked again (Active, or init: the SM has not activated it yet; it is
+  // back in the model either way, its link_up saying which).
+  auto restore = [&](PortNum p, const mad::PortInfo& info, const Node& rn, PortNum rport,
+                     std::optional<LinkRate> rate, std::optional<LinkRate> remoteRate) {
+    const auto state = static_cast<PortState>(info.portState & 0xF);
+    edit.addLinks.push_back(LinkKey::of(sw.guid, p, rn.guid, rport));
+    edit.ports.push_back(updateOf(sw.guid, p, info, rate));
+    farEnds.push_back({rn.guid, rport, probeLid(rn, rport), true, remoteRate, state});
+    restored.push_back({sw.guid, p});
+    restored.push_back({rn.guid, rport});
+    if (state != PortState::kActive) {
+      memory.activating[{sw.guid, p}] = probedAt;
+      pending = true;
+    }
+  };
 
   std::size_t silent = 0;
   for (const auto& info : infos) silent += info ? 0 : 1;
@@ -254,18 +286,12 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       } else if (rn.missing) {
         needCrawl =
             "port " + std::to_string(p.value()) + " came up towards missing " + rn.description;
-      } else if (newState != PortState::kActive) {
-        pending = true;
       } else {
         // The rates it had before it went down, when a probe saw it go (else the next crawl's).
         const auto was = memory.removed.find({sw.guid, p});
         const bool known = was != memory.removed.end();
-        edit.addLinks.push_back(LinkKey::of(sw.guid, p, rn.guid, old->remote->port));
-        edit.ports.push_back(updateOf(sw.guid, p, info, known ? was->second.rate : std::nullopt));
-        farEnds.push_back({rn.guid, old->remote->port, probeLid(rn, old->remote->port), true,
-                           known ? was->second.remoteRate : std::nullopt});
-        restored.push_back({sw.guid, p});
-        restored.push_back({rn.guid, old->remote->port});
+        restore(p, info, rn, old->remote->port, known ? was->second.rate : std::nullopt,
+                known ? was->second.remoteRate : std::nullopt);
       }
       continue;
     }
@@ -275,14 +301,24 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       if (isDown(info)) {
         edit.removeLinks.push_back(LinkKey::of(sw.guid, p, rn.guid, old->remote->port));
         edit.ports.push_back(updateOf(sw.guid, p, info, std::nullopt));
-        farEnds.push_back({rn.guid, old->remote->port, probeLid(rn, old->remote->port), false, {}});
+        farEnds.push_back({rn.guid,
+                           old->remote->port,
+                           probeLid(rn, old->remote->port),
+                           false,
+                           {},
+                           PortState::kDown});
         memory.removed[{sw.guid, p}] = {rn.guid, old->remote->port, old->activeRate,
                                         rp ? rp->activeRate : std::nullopt};
         memory.removed[{rn.guid, old->remote->port}] = {
             sw.guid, p, rp ? rp->activeRate : std::nullopt, old->activeRate};
+        memory.activating.erase({sw.guid, p});
       } else if (newState != old->state || newPhys != old->physState) {
+        // Activated by the SM (or taken back to Init): the far end's state changed too.
         edit.ports.push_back(updateOf(sw.guid, p, info, old->activeRate));
+        farEnds.push_back({rn.guid, old->remote->port, probeLid(rn, old->remote->port), true,
+                           rp ? rp->activeRate : std::nullopt, newState});
       }
+      if (!isDown(info)) watchActivation(p, newState);
       continue;
     }
     if (isDown(info)) {
@@ -296,10 +332,6 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       needCrawl = "port " + std::to_string(p.value()) + " came up on an unknown cable";
       continue;
     }
-    if (newState != PortState::kActive) {
-      pending = true;  // the SM has not finished bringing it up: look again after its sweep
-      continue;
-    }
     const auto& r = it->second;
     const Node* rn = topo->findNode(r.remoteNode);
     const Port* rp = rn ? rn->port(r.remotePort) : nullptr;
@@ -307,12 +339,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       needCrawl = "the far end of port " + std::to_string(p.value()) + " is cabled elsewhere";
       continue;
     }
-    edit.addLinks.push_back(LinkKey::of(sw.guid, p, r.remoteNode, r.remotePort));
-    edit.ports.push_back(updateOf(sw.guid, p, info, r.rate));
-    farEnds.push_back(
-        {r.remoteNode, r.remotePort, probeLid(*rn, r.remotePort), true, r.remoteRate});
-    restored.push_back({sw.guid, p});
-    restored.push_back({r.remoteNode, r.remotePort});
+    restore(p, info, *rn, r.remotePort, r.rate, r.remoteRate);
   }
 
   // The far ends of the cables that changed: their own PortInfo (a switch's trap may still be
@@ -328,8 +355,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     }
     if (!info) {
       mad::PortInfo guess;
-      guess.portState =
-          static_cast<std::uint8_t>(f.cableUp ? PortState::kActive : PortState::kDown);
+      guess.portState = static_cast<std::uint8_t>(f.cableUp ? f.nearState : PortState::kDown);
       guess.portPhysState =
           static_cast<std::uint8_t>(f.cableUp ? PhysPortState::kLinkUp : PhysPortState::kPolling);
       info = guess;

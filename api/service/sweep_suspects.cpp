@@ -44,9 +44,9 @@ std::set<Lid> sweepSuspects(const Topology& topology, const telemetry::CounterSn
     const auto& downed = r[Counter::kLinkDowned];
     if (downed.ok() && downed.delta > 0) add(r.key);
   }
-  std::set<Lid> holding;  // switches with an end of a missing cable
+  std::set<Lid> holding;  // switches with an end of a missing cable, or of one not yet Active
   for (const Link& l : topology.links()) {
-    if (!l.missing) continue;
+    if (topology.activity(l) == LinkActivity::kActive) continue;
     for (PortRef end : {l.a, l.b}) {
       const Node& n = topology.node(end.node);
       if (n.isSwitch() && !n.missing && n.lid().value() != 0) holding.insert(n.lid());

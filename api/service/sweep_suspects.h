@@ -8,7 +8,8 @@
 //   - a port's LinkDownedCounter went up (the link retrained or went down and came back): the
 //     port's switch, or for a CA port the switch it is cabled to;
 //   - a switch holds an end of a cable the model remembers as missing (discovery/
-//     fabric_memory.h): counters cannot say a link came back, PortInfo can. At most
+//     fabric_memory.h), or of a cable linked but not Active (init: the SM has not activated
+//     it; its HCA end is not polled): counters cannot say a link came back, PortInfo can. At most
 //     `maxRechecks` such switches per sweep, taken in turn by the sweep's sequence number, so a
 //     fabric with many dead cables costs a bounded number of SMPs per sweep.
 //   - in turn, `rotation` switches a sweep (by the sweep's sequence number): the cheap periodic

@@ -192,6 +192,10 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
   EXPECT_LE(sweepNow() - sweepAtRelink, 4) << "sweeps it took";
   EXPECT_TRUE(hasEvent(*http, "link_up", hca->name()));
   EXPECT_TRUE(hasEvent(*http, "link_up", leaf->name()));
+  // Back in the model (init or active); Active once OpenSM has activated them, every cable.
+  EXPECT_TRUE(
+      waitFor([&] { return http->ok("/api/v1/links?state=active")["count"] == links; }, 60s, 200ms))
+      << http->ok("/api/v1/links?state=init").dump();
   ASSERT_EQ(fabric.cmd("Unlink \"" + hca->id + "\"[1]").exitCode, 0);
   ASSERT_EQ(
       fabric.cmd("Unlink \"" + leaf->id + "\"[" + std::to_string(up->port.value()) + "]").exitCode,

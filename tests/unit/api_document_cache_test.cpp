@@ -218,7 +218,7 @@ TEST(ListIndex, OrdersLinksByTheirAEndAndHostsByNameAndFindsHealthAsTheLinearSea
     for (std::uint32_t i = 0; i < t->links().size(); ++i) {
       const LinkFacts f = ix.linkFacts(*st, i);
       EXPECT_EQ(f.state, i % 3 ? "ok" : (i % 2 ? "degraded" : "ok")) << i;
-      EXPECT_TRUE(f.active);
+      EXPECT_EQ(f.activity, LinkActivity::kActive);
       const Link& l = t->links()[i];
       EXPECT_EQ(ix.healthOfLink(*st, i), findHealth(*st, t->node(l.a.node).guid, l.a.port));
     }

@@ -1,7 +1,8 @@
 // FabricService's reactions to OpenSM events, with scripted seams: a trap re-probes the switch
 // through the counter source (no crawl) and publishes link_down at once; a port that comes back
-// is restored once it is Active (after the SM's sweep); unknown switches fall back to a crawl;
-// routing passes that changed LFTs reach the refresh hook once; the link status is published.
+// is restored at once, init (link_up), and link_active once the SM has made it Active; unknown
+// switches fall back to a crawl; routing passes that changed LFTs reach the refresh hook once; the
+// link status is published.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -148,16 +149,28 @@ TEST(ApiOsmService, TrapReprobesTheSwitchAndPublishesLinkDownWithoutACrawl) {
   // The sweeper follows the new topology: the leaf-spine ports are swept no more.
   ASSERT_TRUE(waitFor([&] { return h.service->state()->counters->topology == s->topology; }, 10s));
 
-  // The link trains (Init): nothing yet; once the SM has made it Active, link_up.
+  // The link trains (Init at both ends): back in the model at once, as init, with its link_up;
+  // its switch is probed again until the SM has made it Active: then link_active.
   h.script->set(kLeafLid, 2, PortState::kInit, PhysPortState::kLinkUp);
+  h.script->set(kSpineLid, 1, PortState::kInit, PhysPortState::kLinkUp);
   h.service->requestPortProbe(kLeafLid);
-  ASSERT_TRUE(waitFor([&] { return h.service->state()->osm.portProbes == 2; }, 10s));
-  EXPECT_TRUE(h.events(EventType::kLinkUp).empty());
+  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkUp).size() == 1; }, 10s));
+  s = h.service->state();
+  auto leafSpine = [&](const Topology& t) -> const Link& {
+    return t.links()[*t.findNode(kLeaf)->port(PortNum{2})->link];
+  };
+  EXPECT_EQ(s->topology->activity(leafSpine(*s->topology)), LinkActivity::kInit);
+  EXPECT_EQ(countMissing(*s->topology).links, 0u);
+  EXPECT_NE(h.events(EventType::kLinkUp)[0].message.find("not yet Active"), std::string::npos)
+      << h.events(EventType::kLinkUp)[0].message;
+  EXPECT_TRUE(h.events(EventType::kLinkActive).empty());
   h.script->set(kLeafLid, 2, PortState::kActive, PhysPortState::kLinkUp);
   h.script->set(kSpineLid, 1, PortState::kActive, PhysPortState::kLinkUp);
   h.service->requestPendingProbes();
-  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkUp).size() == 1; }, 10s));
+  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkActive).size() == 1; }, 10s));
+  EXPECT_EQ(h.events(EventType::kLinkUp).size(), 1u);
   s = h.service->state();
+  EXPECT_EQ(s->topology->activity(leafSpine(*s->topology)), LinkActivity::kActive);
   EXPECT_EQ(s->topology->links().size(), 2u);
   EXPECT_EQ(h.topo->calls(), 1);
   const Port* leaf2 = s->topology->findNode(kLeaf)->port(PortNum{2});

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "discovery/topology_edit.h"
 #include "tests/support/fabrics.h"
 #include "tests/support/in_process_daemon.h"
 #include "tests/support/rest_get.h"
@@ -90,6 +91,28 @@ TEST_F(ApiRest, NodesSwitchesHosts) {
   EXPECT_EQ(host["hcas"].size(), 1u);
   EXPECT_EQ(host["leaves"].size(), 1u);
   get("/api/v1/hosts/nosuchhost", 404);
+}
+
+// A cable physically linked whose ports the SM has not activated: "init", neither down nor
+// active, in the list and its filters.
+TEST(ApiRestLinks, ACableNotYetActiveIsInitNotDown) {
+  const TopologyPtr t = testing::fatTreeTopology("", 2, 2, 2);
+  const Link& l = t->links().front();
+  TopologyEdit edit;
+  for (PortRef end : {l.a, l.b})
+    edit.ports.push_back({t->node(end.node).guid, end.port, PortState::kInit,
+                          PhysPortState::kLinkUp, t->port(end)->activeRate});
+  testing::InProcessDaemon d;
+  d.topology().push(applyTopologyEdit(*t, edit));
+  ASSERT_GT(d.serve(), 0);
+  ASSERT_TRUE(d.startAndWaitReady());
+  EXPECT_EQ(testing::getJson(d.client(), "/api/v1/links?state=init", 200)["count"], 1);
+  EXPECT_EQ(testing::getJson(d.client(), "/api/v1/links?state=down", 200)["count"], 0);
+  EXPECT_EQ(testing::getJson(d.client(), "/api/v1/links?state=active", 200)["count"], 7);
+  const json init = testing::getJson(d.client(), "/api/v1/links?state=init", 200)["links"][0];
+  EXPECT_EQ(init["port_state"], "init");
+  EXPECT_EQ(init["state"], "init");
+  EXPECT_TRUE(init["missing"].is_null());
 }
 
 TEST_F(ApiRest, LinksWithFiltersAndPorts) {

@@ -29,9 +29,10 @@ constexpr Guid kCaB{0x100010};
 constexpr Guid kCaC{0x100020};
 constexpr LinkRate k4xHdr{LinkWidth::k4x, LinkSpeed::kHdr};
 
-// A switch (LID 1) with CAs A (LID 5), B (LID 6) and, optionally, C (LID 7) on ports 1..3.
+// A switch (LID 1) with CAs A (LID 5), B (LID 6) and, optionally, C (LID 7) on ports 1..3;
+// C's cable in `cState` at both ends (LinkUp).
 TopologyPtr fabric(bool withC = true, std::uint32_t switchVendor = 0,
-                   std::uint32_t switchDevice = 0) {
+                   std::uint32_t switchDevice = 0, PortState cState = PortState::kActive) {
   TopologyBuilder b;
   b.addNode({NodeType::kSwitch, kSwitch, kSwitch, "sw", switchVendor, switchDevice, 0, 4});
   b.addNode({NodeType::kCa, kCaA, kCaA, "hostA mlx5_0", 0, 0, 0, 1});
@@ -41,7 +42,7 @@ TopologyPtr fabric(bool withC = true, std::uint32_t switchVendor = 0,
     Port p;
     p.num = PortNum(static_cast<std::uint8_t>(num));
     p.lid = Lid(static_cast<std::uint16_t>(lid));
-    p.state = PortState::kActive;
+    p.state = (g == kCaC || (g == kSwitch && num == 3)) ? cState : PortState::kActive;
     p.physState = PhysPortState::kLinkUp;
     if (num != 0) p.activeRate = k4xHdr;
     b.addPort(g, p);
@@ -462,6 +463,21 @@ TEST(CounterSweep, FollowTopologyLogsLinkDownAndStopsPollingBothEnds) {
   EXPECT_EQ(events[0].end.node, kCaC);
   auto back = h.sweeper->sweep();
   EXPECT_EQ(back->find({kCaC, PortNum{1}})->status, PortStatus::kOk);
+}
+
+// A cable the SM has not activated (Init): no PMA packet passes it, so its HCA end is not polled
+// (no timeouts, no unreachable port of our making); its switch end is.
+TEST(CounterSweep, TheHcaEndOfACableNotYetActiveIsNotPolled) {
+  Harness h;
+  h.sweeper->setTopology(fabric(true, 0, 0, PortState::kInit));
+  auto snap = h.sweeper->sweep();
+  EXPECT_EQ(snap->find({kCaC, PortNum{1}}), nullptr);
+  ASSERT_NE(snap->find({kSwitch, PortNum{3}}), nullptr);
+  EXPECT_EQ(snap->find({kSwitch, PortNum{3}})->status, PortStatus::kOk);
+  EXPECT_EQ(h.pma.count(kPce, 7), 0u);
+  EXPECT_EQ(snap->stats.portsOk, 5u);
+  h.sweeper->setTopology(fabric(true));  // activated
+  EXPECT_EQ(h.sweeper->sweep()->find({kCaC, PortNum{1}})->status, PortStatus::kOk);
 }
 
 // The topology a counters baseline carries (ibnetdiscover text) reads back with the same links:

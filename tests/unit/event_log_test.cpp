@@ -94,6 +94,38 @@ TEST(EventLog, LinkDownAndUpFromTopologyDeltas) {
   EXPECT_EQ(ev[0].remote->port, PortNum{1});
 }
 
+TEST(EventLog, ACableBackInInitIsUpThenActive) {
+  EventLog log;
+  appendTopologyEvents(log, TopologyDelta(pair(false), pair(true, PortState::kInit)));
+  appendTopologyEvents(
+      log, TopologyDelta(pair(true, PortState::kInit), pair(true, PortState::kArmed)));  // no news
+  appendTopologyEvents(log, TopologyDelta(pair(true, PortState::kArmed), pair(true)));
+  auto ev = log.query();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].type, EventType::kLinkUp);
+  EXPECT_NE(ev[0].message.find("not yet Active"), std::string::npos) << ev[0].message;
+  EXPECT_EQ(ev[1].type, EventType::kLinkActive);
+  EXPECT_EQ(toString(ev[1].type), "link_active");
+  // Straight from no cable to Active: one link_up, nothing about activation.
+  EventLog direct;
+  appendTopologyEvents(direct, TopologyDelta(pair(false), pair(true)));
+  ASSERT_EQ(direct.query().size(), 1u);
+  EXPECT_EQ(direct.query()[0].type, EventType::kLinkUp);
+  EXPECT_EQ(direct.query()[0].message.find("not yet Active"), std::string::npos);
+}
+
+TEST(LinkActivity, FromBothEndsStates) {
+  using S = PortState;
+  using P = PhysPortState;
+  EXPECT_EQ(linkActivity(S::kActive, P::kLinkUp, S::kActive, P::kLinkUp), LinkActivity::kActive);
+  EXPECT_EQ(linkActivity(S::kActive, P::kLinkUp, S::kInit, P::kLinkUp), LinkActivity::kInit);
+  EXPECT_EQ(linkActivity(S::kArmed, P::kLinkUp, S::kArmed, P::kLinkUp), LinkActivity::kInit);
+  EXPECT_EQ(linkActivity(S::kDown, P::kPolling, S::kActive, P::kLinkUp), LinkActivity::kDown);
+  EXPECT_EQ(linkActivity(S::kDown, P::kLinkUp, S::kInit, P::kLinkUp), LinkActivity::kInit);
+  EXPECT_EQ(linkActivity(S::kDown, P::kDisabled, S::kDown, P::kPolling), LinkActivity::kDown);
+  EXPECT_EQ(toString(LinkActivity::kInit), "init");
+}
+
 PortSample sample(int port, PortStatus st, mad::Clock::time_point at, std::uint64_t data) {
   PortSample s;
   s.key = {Guid{0x200000}, PortNum(static_cast<std::uint8_t>(port))};

@@ -322,6 +322,31 @@ TEST(SweepSuspects, APortGoneSilentLinkDownedAndMissingCablesPointAtTheirSwitche
   EXPECT_EQ(seen.size(), 2u);  // taken in turn
 }
 
+TEST(SweepSuspects, ACableNotYetActiveIsReCheckedUntilTheSmActivatesIt) {
+  const TopologyPtr t = hostLeafSpine();
+  TopologyBuilder b;
+  for (const Node& n : t->nodes()) {
+    b.addNode(nodeInfoOf(n));
+    for (const auto& p : n.ports) {
+      if (!p) continue;
+      Port q = *p;
+      const bool leafSpine = (n.guid == kHlsLeaf && q.num == PortNum{2}) ||
+                             (n.guid == kHlsSpine && q.num == PortNum{1});
+      if (leafSpine) q.state = PortState::kInit;
+      b.addPort(n.guid, q);
+    }
+  }
+  b.connect(kHlsCa, PortNum{1}, kHlsLeaf, PortNum{1});
+  b.connect(kHlsLeaf, PortNum{2}, kHlsSpine, PortNum{1});
+  const TopologyPtr init = b.build();
+  ASSERT_EQ(init->activity(linkAt(*init, kHlsLeaf, PortNum{2})), LinkActivity::kInit);
+  const telemetry::RatesTable none;
+  telemetry::CounterSnapshot quiet;
+  EXPECT_EQ(api::sweepSuspects(*init, &quiet, quiet, none, 8, 16, 0),
+            (std::set<Lid>{kHlsLeafLid, kHlsSpineLid}));
+  EXPECT_TRUE(api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 0).empty());  // all Active
+}
+
 TEST(SweepSuspects, EverySwitchInTurnIsThePeriodicCheck) {
   const TopologyPtr t = hostLeafSpine();
   const telemetry::RatesTable none;

@@ -28,7 +28,8 @@ using Response = httplib::Response;
 constexpr const char* kLinksList = "/api/v1/links";
 
 struct LinkQuery {
-  std::string state;  ///< active, down (port state) or ok, degraded, faulty (health); "": any
+  /// active, init, down (LinkActivity) or ok, degraded, faulty (health); "": any
+  std::string state;
   std::optional<int> level;
   std::string sort;  ///< utilization, congestion, errors; "": key order
   const Node* node = nullptr;
@@ -42,7 +43,8 @@ struct LinkQuery {
 /// The request's query; nullopt with the 400/404 sent.
 std::optional<LinkQuery> linkQuery(const Request& req, Response& res, const Topology& t) {
   LinkQuery q;
-  if (!choiceParam(req, "state", {"active", "down", "degraded", "faulty", "ok"}, q.state, res) ||
+  if (!choiceParam(req, "state", {"active", "init", "down", "degraded", "faulty", "ok"}, q.state,
+                   res) ||
       !levelParam(req, q.level, res) ||
       !choiceParam(req, "sort", {"utilization", "congestion", "errors"}, q.sort, res) ||
       !nodeParam(req, t, q.node, res) || !hostParam(req, t, q.host, res) ||
@@ -60,8 +62,9 @@ std::optional<LinkQuery> linkQuery(const Request& req, Response& res, const Topo
 
 bool keepLink(const LinkQuery& q, const Topology& t, const Link& l, const LinkFacts& f) {
   if (q.level && f.level != *q.level) return false;
-  if (q.state == "active" && !f.active) return false;
-  if (q.state == "down" && f.active) return false;
+  if ((q.state == "active" || q.state == "init" || q.state == "down") &&
+      toString(f.activity) != q.state)
+    return false;
   if ((q.state == "degraded" || q.state == "ok" || q.state == "faulty") && f.state != q.state)
     return false;
   const Node& a = t.node(l.a.node);

@@ -11,7 +11,7 @@ IBF.live = (() => {
   const WAIT_S = 25;
   const OVERRIDE_MS = 30000;
   const DOWN = new Set(["link_down", "port_gone", "node_missing"]);
-  const UP = new Set(["link_up", "link_recovered", "node_returned"]);
+  const UP = new Set(["link_up", "link_active", "link_recovered", "node_returned"]);
 
   const overrides = new Map();  // "guid:port" -> state
   const overrideAt = new Map();
