@@ -11,7 +11,8 @@
 # sim with --sim-name), starts ibfabricd with a state directory and no plugin, and --runs times
 # each: unlinks one HCA cable ("dgx00NN-mlx5_3"[1]) and one leaf-spine cable, and times the
 # ibsim command to the link_down event (a long-poll of /api/v1/events), then relinks both and
-# times link_up. A leaf-spine cable is waited for 3 sweeps (else it is the crawl's: "timed
+# times link_up (the cable back, physically linked: "init" until the SM activates it) and the
+# cable Active (link_active, or a link_up already Active). A leaf-spine cable is waited for 3 sweeps (else it is the crawl's: "timed
 # out"). Also: the engine's MADs per sweep with and without a missing cable (the probes' cost),
 # and the state store's write time per change. Prints one Markdown block; every process
 # it starts is stopped.
@@ -89,8 +90,12 @@ wait_event() {
   while [ "$(date +%s)" -lt "$deadline" ]; do
     local body
     body=$(curl -s -m 40 "$url/api/v1/events?since=$since&type=$type&wait=30" || echo '{}')
-    if jq -e --arg n "$node" '[.events[]? | select(.node == $n or .remote.node == $n)] | length > 0' \
-         <<<"$body" >/dev/null; then
+    local found
+    found=$(jq -r --arg n "$node" \
+      '[.events[]? | select(.node == $n or .remote.node == $n)] | first | .message // empty' \
+      <<<"$body")
+    if [ -n "$found" ]; then
+      echo "$found" >"$work/last_message"
       echo "$t0 $(now)" | awk '{ printf "%.2f\n", $2 - $1 }'
       return 0
     fi
@@ -110,8 +115,19 @@ sweep_mads() {  # MADs the engine sent over the next 3 sweeps, per sweep
 }
 store_write() { curl -s -m 10 "$url/api/v1/health" | jq -r '.store.last_write_seconds'; }
 osm_log="$IBFABRIC_SIM_DIR/$name/opensm.log"
+# wait_active NODE SINCE LIMIT UP: seconds from the ReLink until the cable is Active, given the
+# link_up seen UP seconds after it (its message in $work/last_message): UP itself when that
+# link_up was Active already, else UP plus the wait for its link_active.
+wait_active() {
+  local node="$1" since="$2" limit="$3" up="$4" more
+  [ "$up" = timeout ] && { echo timeout; return 0; }
+  grep -q "not yet Active" "$work/last_message" || { echo "$up"; return 0; }
+  more=$(wait_event link_active "$node" "$since" "$limit")
+  [ "$more" = timeout ] && { echo timeout; return 0; }
+  awk -v a="$up" -v b="$more" 'BEGIN { printf "%.2f\n", a + b }'
+}
 # sm_split RELINK SECONDS: the SM's part and ours of a ReLink seen SECONDS after epoch RELINK:
-# "<ReLink → OpenSM's last SUBNET UP before the link_up> <that SUBNET UP → link_up>" (the heavy
+# "<ReLink → OpenSM's last SUBNET UP before Active was seen> <that SUBNET UP → then>" (the heavy
 # sweep that made the port Active ends with SUBNET UP; opensm.log's local-time stamps), or "- -"
 # when no SUBNET UP came between (OpenSM had not taken the port down).
 sm_split() {
@@ -129,7 +145,7 @@ sm_split() {
 }
 
 quiet_mads=$(sweep_mads)
-for f in hca_down hca_up up_down up_up store; do : >"$work/$f"; done
+for f in hca_down hca_up up_down up_up hca_active up_active store; do : >"$work/$f"; done
 : >"$work/hca_sm" >"$work/up_sm"
 for i in $(seq 1 "$runs"); do
   host=$(printf 'dgx%04d' $((i + 1)))
@@ -151,13 +167,17 @@ for i in $(seq 1 "$runs"); do
   sim_cmd "ReLink \"$host-mlx5_3\"[1]"
   seen=$(wait_event link_up "$host mlx5_3" "$since" $((crawl + 60)))
   echo "$seen" >>"$work/hca_up"
-  sm_split "$t_relink" "$seen" >>"$work/hca_sm"
+  active=$(wait_active "$host mlx5_3" "$since" 120 "$seen")
+  echo "$active" >>"$work/hca_active"
+  sm_split "$t_relink" "$active" >>"$work/hca_sm"
   t_relink=$(now)
   sim_cmd "ReLink \"$leaf\"[$port]"
   if [ "$up_seen" != timeout ]; then
     seen=$(wait_event link_up "MF0;$leaf:MQM9790-NS2F/U1" "$since" $((3 * sweep + 10)))
     echo "$seen" >>"$work/up_up"
-    sm_split "$t_relink" "$seen" >>"$work/up_sm"
+    active=$(wait_active "MF0;$leaf:MQM9790-NS2F/U1" "$since" 120 "$seen")
+    echo "$active" >>"$work/up_active"
+    sm_split "$t_relink" "$active" >>"$work/up_sm"
   fi
 done
 
@@ -179,16 +199,18 @@ echo "| change | median s | max s | timed out |"
 echo "| --- | ---: | ---: | ---: |"
 echo "| HCA cable Unlink → link_down | $(stats "$work/hca_down") |"
 echo "| leaf–spine cable Unlink → link_down | $(stats "$work/up_down") |"
-echo "| HCA cable ReLink → link_up | $(stats "$work/hca_up") |"
-echo "| leaf–spine cable ReLink → link_up | $(stats "$work/up_up") |"
+echo "| HCA cable ReLink → link_up (back, init or Active) | $(stats "$work/hca_up") |"
+echo "| leaf–spine cable ReLink → link_up (back, init or Active) | $(stats "$work/up_up") |"
+echo "| HCA cable ReLink → Active (link_active) | $(stats "$work/hca_active") |"
+echo "| leaf–spine cable ReLink → Active (link_active) | $(stats "$work/up_active") |"
 for f in hca_sm up_sm; do
   awk '$1 != "-" { print $1 }' "$work/$f" >"$work/$f.osm"
   awk '$1 != "-" { print $2 }' "$work/$f" >"$work/$f.ours"
 done
 echo "| of the HCA cable's: ReLink → OpenSM's SUBNET UP (the SM) | $(stats "$work/hca_sm.osm") |"
-echo "| of the HCA cable's: SUBNET UP → link_up (the daemon) | $(stats "$work/hca_sm.ours") |"
+echo "| of the HCA cable's: SUBNET UP → Active seen (the daemon) | $(stats "$work/hca_sm.ours") |"
 echo "| of the leaf–spine cable's: ReLink → SUBNET UP (the SM) | $(stats "$work/up_sm.osm") |"
-echo "| of the leaf–spine cable's: SUBNET UP → link_up (the daemon) | $(stats "$work/up_sm.ours") |"
+echo "| of the leaf–spine cable's: SUBNET UP → Active seen (the daemon) | $(stats "$work/up_sm.ours") |"
 echo
 echo "- MADs per sweep: $quiet_mads with nothing missing, ${missing_mads:-?} with one HCA and one leaf–spine cable missing (the re-checks of the switches holding missing cables)"
 echo "- state store write after a change (s): $(sort -n "$work/store" | tr '\n' ' ')"

@@ -19,6 +19,8 @@ PACKAGES=(
   python3 python3-jsonschema python3-yaml
   # tests: a private slurmctld reads the exported topology.conf (tests/integration/)
   slurmctld slurm-client munge
+  # tests: Prometheus remote-writes to VictoriaMetrics, vmalert runs the rules (tests/e2e/)
+  victoria-metrics
 )
 
 missing=()
@@ -42,7 +44,10 @@ echo "deps.sh: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# The prometheus package starts a system service; the tests run their own instances.
-if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet prometheus 2>/dev/null; then
-  systemctl stop prometheus || true
-fi
+# The prometheus and victoria-metrics packages start system services; the tests run their own
+# instances.
+for service in prometheus victoria-metrics; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$service" 2>/dev/null; then
+    systemctl stop "$service" || true
+  fi
+done

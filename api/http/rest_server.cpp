@@ -136,6 +136,7 @@ void RestServer::routes() {
   addExtenderRoutes(r);
   addPlacementRoutes(r);
   addPoolRoutes(r);
+  addWhatIfRoutes(r);
   addMapRoutes(r);
   addUiRoutes(r);
 }

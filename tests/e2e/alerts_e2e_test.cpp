@@ -15,21 +15,29 @@
 //    query evaluates without error and returns data (the daemon runs with an expected topology
 //    and a GPU pool, and the test makes one placement request and one allocation), except the
 //    panels listed in kNotYetExported, each with its reason.
-// Prometheus is tests/support/prometheus_fixture.h. Every wait is bounded; fabric, daemon and
-// Prometheus are stopped in TearDown (and destructors).
+//  - The same on VictoriaMetrics: Prometheus remote-writes to it, vmalert runs the rule files
+//    unchanged against it (IbLinkDown fires and reaches its notifier, every rule evaluates) and
+//    every dashboard query returns data from its query API.
+// Prometheus is tests/support/prometheus_fixture.h, VictoriaMetrics victoria_metrics_stack.h.
+// Every wait is bounded; fabric, daemon, Prometheus and VictoriaMetrics are stopped in TearDown
+// (and destructors).
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -39,6 +47,7 @@
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/victoria_metrics_stack.h"
 
 namespace ibfabric::testing {
 namespace {
@@ -77,7 +86,9 @@ std::vector<json> alertsMatching(const json& alerts, const std::string& name,
                                  const std::map<std::string, std::string>& labels) {
   std::vector<json> out;
   for (const auto& a : alerts) {
-    if (a["labels"].value("alertname", "") != name || a.value("state", "") != state) continue;
+    // Prometheus names the alert in its labels; vmalert in "name" (and the labels).
+    const std::string alertName = a["labels"].value("alertname", a.value("name", ""));
+    if (alertName != name || a.value("state", "") != state) continue;
     bool all = true;
     for (const auto& [k, v] : labels) all = all && a["labels"].value(k, "") == v;
     if (all) out.push_back(a);
@@ -111,6 +122,39 @@ std::string withoutThresholds(const std::string& expr) {
 }
 
 constexpr const char* kToken = "e2e-token";
+
+/// An Alertmanager stand-in for vmalert's notifier: records the alert names posted to
+/// /api/v1/alerts or /api/v2/alerts on 127.0.0.1.
+class AlertSink {
+ public:
+  AlertSink() {
+    server_.Post(R"(/api/v[12]/alerts)", [this](const httplib::Request& req, httplib::Response&) {
+      const json posted = json::parse(req.body, nullptr, false);
+      std::lock_guard lock(mu_);
+      if (posted.is_array())
+        for (const auto& a : posted)
+          if (a.contains("labels")) names_.push_back(a["labels"].value("alertname", ""));
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~AlertSink() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  bool received(const std::string& name) {
+    std::lock_guard lock(mu_);
+    return std::find(names_.begin(), names_.end(), name) != names_.end();
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = -1;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::string> names_;
+};
 
 class AlertsE2e : public ::testing::Test {
  protected:
@@ -165,18 +209,19 @@ class AlertsE2e : public ::testing::Test {
     fabric_.reset();
   }
 
-  /// An instant query; errors are returned, not thrown.
+  /// An instant query (of `source_`: Prometheus unless a test sets another); errors are
+  /// returned, not thrown.
   QueryResult tryQuery(const std::string& expr) const {
     QueryResult q;
     try {
-      q.data = prometheus_.query(expr)["result"];
+      q.data = source_(expr)["result"];
       q.ok = true;
     } catch (const std::exception& e) {
       q.error = e.what();
     }
     return q;
   }
-  json query(const std::string& expr) const { return prometheus_.query(expr)["result"]; }
+  json query(const std::string& expr) const { return source_(expr)["result"]; }
   json alerts() const { return prometheus_.alerts()["alerts"]; }
   /// data.groups of /api/v1/rules.
   json ruleGroups() const {
@@ -215,6 +260,71 @@ class AlertsE2e : public ::testing::Test {
     return s.size() <= 3000 ? s : s.substr(s.size() - 3000);
   }
 
+  /// The labels of the ibfabric_link_info series of the cable at port `port` of switch `id`.
+  std::map<std::string, std::string> cableLabels(const std::string& id, int port) {
+    const std::string node = nodeLabel(id), p = std::to_string(port);
+    auto link = waitForSeries("ibfabric_link_info{node=\"" + node + "\",port=\"" + p +
+                                  "\"} or ibfabric_link_info{remote_node=\"" + node +
+                                  "\",remote_port=\"" + p + "\"}",
+                              30s);
+    EXPECT_EQ(link.size(), 1u) << link.dump() << diagnostics();
+    return link.size() == 1 ? linkLabels(link[0]["metric"]) : std::map<std::string, std::string>{};
+  }
+
+  /// One placement request and one training allocation through the daemon's REST API, for the
+  /// placement and pool panels; waits until the source has their series.
+  void exercisePlacementAndPool() {
+    const auto colon = target_.rfind(':');
+    httplib::Client c(target_.substr(0, colon), std::stoi(target_.substr(colon + 1)));
+    c.set_read_timeout(30, 0);
+    auto placed = c.Post("/api/v1/placement", R"({"hosts": 4, "pattern": "ring_allreduce"})",
+                         "application/json");
+    ASSERT_TRUE(placed) << "placement request failed";
+    EXPECT_EQ(placed->status, 200) << placed->body;
+    httplib::Headers auth = {{"Authorization", std::string("Bearer ") + kToken}};
+    auto allocated = c.Post("/api/v1/pool/allocations", auth,
+                            R"({"job_id": "e2e-train", "gpus": 16, "gpus_per_host": 8,
+                                "class": "training", "priority": 1})",
+                            "application/json");
+    ASSERT_TRUE(allocated) << "allocation request failed";
+    EXPECT_TRUE(allocated->status == 200 || allocated->status == 201) << allocated->body;
+    ASSERT_FALSE(waitForSeries("ibfabric_placement_requests_total", 30s).empty()) << diagnostics();
+    ASSERT_FALSE(waitForSeries("ibfabric_pool_allocations > 0", 30s).empty()) << diagnostics();
+  }
+
+  /// Every dashboard panel query evaluates, and returns data unless its metric is not exported
+  /// yet. Variables: every ibfabricd, the switch `node` (its description), all its ports.
+  void checkPanels(const std::string& node) {
+    const auto queries = panelQueries(dashboardFiles(), {{"switch", node}});
+    ASSERT_GT(queries.size(), 40u);
+    int withData = 0;
+    for (const auto& q : queries) {
+      auto result = tryQuery(q.promql);
+      EXPECT_TRUE(result.ok) << "panel " << q.name() << ": " << result.error << "\n" << q.promql;
+      if (!result.ok) continue;
+      const auto missing = kNotYetExported.find(q.name());
+      if (missing != kNotYetExported.end()) {
+        std::printf("panel %s: not checked for data: %s%s\n", q.name().c_str(),
+                    missing->second.c_str(),
+                    result.data.empty() ? "" : " (it returns data now: remove it from the list)");
+        continue;
+      }
+      EXPECT_FALSE(result.data.empty()) << "panel " << q.name() << " returns no data\n" << q.promql;
+      ++withData;
+    }
+    RecordProperty("panel_queries", static_cast<int>(queries.size()));
+    RecordProperty("panel_queries_with_data", withData);
+    // Every entry of the list names a real panel query.
+    for (const auto& [name, why] : kNotYetExported) {
+      bool found = false;
+      for (const auto& q : queries) found = found || q.name() == name;
+      EXPECT_TRUE(found) << "kNotYetExported names no panel: " << name;
+    }
+  }
+
+  std::function<json(const std::string&)> source_ = [this](const std::string& expr) {
+    return prometheus_.query(expr);
+  };
   std::filesystem::path net_;
   std::unique_ptr<SimFabric> fabric_;
   std::unique_ptr<BackgroundProcess> daemon_;
@@ -372,54 +482,9 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
     EXPECT_EQ(all[0]["value"][1], joined[0]["value"][1]) << family;
   }
 
-  // Give the placement and pool panels something to show: one placement request, one training
-  // allocation (both through the daemon's REST API).
-  {
-    const auto colon = target_.rfind(':');
-    httplib::Client c(target_.substr(0, colon), std::stoi(target_.substr(colon + 1)));
-    c.set_read_timeout(30, 0);
-    auto placed = c.Post("/api/v1/placement", R"({"hosts": 4, "pattern": "ring_allreduce"})",
-                         "application/json");
-    ASSERT_TRUE(placed) << "placement request failed";
-    EXPECT_EQ(placed->status, 200) << placed->body;
-    httplib::Headers auth = {{"Authorization", std::string("Bearer ") + kToken}};
-    auto allocated = c.Post("/api/v1/pool/allocations", auth,
-                            R"({"job_id": "e2e-train", "gpus": 16, "gpus_per_host": 8,
-                                "class": "training", "priority": 1})",
-                            "application/json");
-    ASSERT_TRUE(allocated) << "allocation request failed";
-    EXPECT_TRUE(allocated->status == 200 || allocated->status == 201) << allocated->body;
-    ASSERT_FALSE(waitForSeries("ibfabric_placement_requests_total", 30s).empty()) << diagnostics();
-    ASSERT_FALSE(waitForSeries("ibfabric_pool_allocations > 0", 30s).empty()) << diagnostics();
-  }
-
-  // Every dashboard panel query evaluates, and returns data unless its metric is not exported
-  // yet. Variables: every ibfabricd, the switch with the rising errors, all its ports.
-  const auto queries = panelQueries(dashboardFiles(), {{"switch", leaf2}});
-  ASSERT_GT(queries.size(), 40u);
-  int withData = 0;
-  for (const auto& q : queries) {
-    auto result = tryQuery(q.promql);
-    EXPECT_TRUE(result.ok) << "panel " << q.name() << ": " << result.error << "\n" << q.promql;
-    if (!result.ok) continue;
-    const auto missing = kNotYetExported.find(q.name());
-    if (missing != kNotYetExported.end()) {
-      std::printf("panel %s: not checked for data: %s%s\n", q.name().c_str(),
-                  missing->second.c_str(),
-                  result.data.empty() ? "" : " (it returns data now: remove it from the list)");
-      continue;
-    }
-    EXPECT_FALSE(result.data.empty()) << "panel " << q.name() << " returns no data\n" << q.promql;
-    ++withData;
-  }
-  RecordProperty("panel_queries", static_cast<int>(queries.size()));
-  RecordProperty("panel_queries_with_data", withData);
-  // Every entry of the list names a real panel query.
-  for (const auto& [name, why] : kNotYetExported) {
-    bool found = false;
-    for (const auto& q : queries) found = found || q.name() == name;
-    EXPECT_TRUE(found) << "kNotYetExported names no panel: " << name;
-  }
+  // Give the placement and pool panels something to show, then check every panel.
+  exercisePlacementAndPool();
+  checkPanels(leaf2);
 
   // ReLink: the cable is crawled again and IbLinkDown resolves.
   r = fabric_->cmd(R"(ReLink "leaf-01"[5])");
@@ -432,6 +497,58 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
   EXPECT_FALSE(
       waitForSeries("ibfabric_link_info" + cable + " or ibfabric_link_info" + cableRev, 10s)
           .empty());
+}
+
+// The same rules and dashboards on VictoriaMetrics, unchanged: Prometheus scrapes ibfabricd and
+// remote-writes every sample into VictoriaMetrics; vmalert evaluates the shipped rule files (the
+// for: 0s copies) against it, writes the recording rules back and posts firing alerts to a
+// notifier; the dashboards' queries go to VictoriaMetrics' query API.
+TEST_F(AlertsE2e, RemoteWriteToVictoriaMetricsRunsTheDashboardsAndRulesUnchanged) {
+  ASSERT_TRUE(VictoriaMetricsStack::available()) << "Debian package victoria-metrics";
+  AlertSink sink;
+  VictoriaMetricsStack vm;
+  vm.start(rules_, sink.url(), 1s);
+  prometheus_.stop();  // again as a scraper only: the rules are vmalert's
+  prometheus_.start(PrometheusFixture::scrapeConfig(target_, 1s) + "remote_write:\n  - url: \"" +
+                    vm.remoteWriteUrl() + "\"\n");
+  ASSERT_TRUE(prometheus_.waitForTargets(1, 60s)) << "ibfabricd is not scraped" << diagnostics();
+  source_ = [&vm](const std::string& expr) { return vm.query(expr); };
+  auto diag = [&] { return diagnostics() + "\n" + tail(vm.logs()); };
+  ASSERT_FALSE(waitForSeries("ibfabric_ready == 1", 90s).empty()) << diag();
+  // Recording rules evaluated by vmalert and written back, over rates of two scrapes at least.
+  ASSERT_FALSE(waitForSeries("ibfabric:links:by_health", 60s).empty()) << diag();
+  ASSERT_FALSE(waitForSeries("ibfabric:port_errors:rate5m", 60s).empty()) << diag();
+
+  const auto downLabels = cableLabels("leaf-01", 5);
+  ASSERT_FALSE(downLabels.empty());
+  EXPECT_TRUE(alertsMatching(vm.alerts()["alerts"], "IbLinkDown", "firing", {}).empty())
+      << vm.alerts().dump();
+  auto r = fabric_->cmd(R"(Unlink "leaf-01"[5])");
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  ASSERT_TRUE(waitFor(
+      [&] {
+        return !alertsMatching(vm.alerts()["alerts"], "IbLinkDown", "firing", downLabels).empty();
+      },
+      90s, 500ms))
+      << vm.alerts().dump() << diag();
+  EXPECT_EQ(alertsMatching(vm.alerts()["alerts"], "IbLinkDown", "firing", {}).size(), 1u)
+      << vm.alerts().dump();
+  EXPECT_TRUE(waitFor([&] { return sink.received("IbLinkDown"); }, 30s, 200ms)) << diag();
+
+  exercisePlacementAndPool();
+  checkPanels(nodeLabel("leaf-02"));
+
+  // Every rule of both files loaded and evaluated without error.
+  int rules = 0;
+  for (const auto& g : vm.ruleGroups()) {
+    for (const auto& rule : g["rules"]) {
+      ++rules;
+      EXPECT_EQ(rule.value("lastError", ""), "")
+          << g.value("name", "") << " / " << rule.value("name", "");
+    }
+  }
+  EXPECT_EQ(rules, 8 + 17);  // ibfabric-rules.yml + ibfabric-alerts.yml
+  source_ = [this](const std::string& expr) { return prometheus_.query(expr); };
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "tests/support/free_port.h"
+#include "tests/support/prom_api.h"
 #include "tests/support/subprocess.h"
 
 extern char** environ;
@@ -122,21 +123,11 @@ std::string PrometheusFixture::start(const std::string& configYaml,
 
 nlohmann::json PrometheusFixture::getData(const std::string& pathAndQuery) const {
   if (pid_ <= 0) throw std::runtime_error("prometheus is not running");
-  httplib::Client c("127.0.0.1", port_);
-  c.set_connection_timeout(2, 0);
-  c.set_read_timeout(10, 0);
-  auto res = c.Get(pathAndQuery.c_str());
-  if (!res) throw std::runtime_error("prometheus: no answer to " + pathAndQuery);
-  auto j = nlohmann::json::parse(res->body, nullptr, false);
-  if (res->status != 200 || j.is_discarded() || j.value("status", "") != "success") {
-    throw std::runtime_error("prometheus: " + pathAndQuery + " -> " + std::to_string(res->status) +
-                             " " + res->body);
-  }
-  return j["data"];
+  return promApiData(port_, pathAndQuery, "prometheus");
 }
 
 nlohmann::json PrometheusFixture::query(const std::string& promql) const {
-  return getData("/api/v1/query?query=" + httplib::detail::encode_query_param(promql));
+  return getData(instantQueryPath(promql));
 }
 
 nlohmann::json PrometheusFixture::alerts() const { return getData("/api/v1/alerts"); }

@@ -115,6 +115,38 @@ TEST(ApiRestLinks, ACableNotYetActiveIsInitNotDown) {
   EXPECT_TRUE(init["missing"].is_null());
 }
 
+// POST /api/v1/whatif reads only: a spine drained takes an up-link from each leaf and cuts no
+// host off; both spines cut every host off; bad bodies are 400, unknown nodes 404.
+TEST_F(ApiRest, WhatIfDrainingSpines) {
+  startAndWaitReady();
+  const json spines = get("/api/v1/switches?level=spine", 200)["switches"];
+  ASSERT_EQ(spines.size(), 2u);
+  auto whatif = [&](const std::string& body, int status) {
+    auto res = daemon_.client().Post("/api/v1/whatif", body, "application/json");
+    EXPECT_TRUE(res);
+    if (!res) return json();
+    EXPECT_EQ(res->status, status) << res->body;
+    return json::parse(res->body, nullptr, false);
+  };
+  const std::string one = spines[0]["guid"];
+  json a = whatif(R"({"drain": {"switches": [")" + one + R"("]}})", 200);
+  EXPECT_EQ(a["hosts_cut_off"], 0);
+  EXPECT_EQ(a["leaves"].size(), 2u);
+  for (const auto& l : a["leaves"]) EXPECT_DOUBLE_EQ(l["fraction_lost"].get<double>(), 0.5);
+  const std::string two = spines[1]["guid"];
+  json b = whatif(R"({"drain": {"switches": [")" + one + R"(", ")" + two + R"("]}})", 200);
+  EXPECT_EQ(b["hosts_cut_off"], 4) << b.dump();
+  EXPECT_EQ(b["hcas_lost"], 4);
+  EXPECT_EQ(get("/api/v1/links?state=active", 200)["count"], 8);  // nothing was touched
+  whatif("{", 400);
+  whatif(R"({"drain": {}})", 400);
+  whatif(R"({"drain": {"switches": [7]}})", 400);
+  whatif(R"({"drain": {"cables": [{"node": ")" + one + R"(", "port": 300}]}})", 400);
+  whatif(R"({"drain": {"switches": ["no such switch"]}})", 404);
+  whatif(R"({"drain": {"switches": [""]}})", 400);  // (these switches have no description)
+  whatif(R"({"drain": {"cables": [{"node": ")" + one + R"(", "port": 200}]}})", 404);
+}
+
 TEST_F(ApiRest, LinksWithFiltersAndPorts) {
   startAndWaitReady();
   auto all = get("/api/v1/links", 200);

@@ -41,6 +41,8 @@ void addExtenderRoutes(Router& r);
 void addPlacementRoutes(Router& r);
 /// /api/v1/pool..., when the pool is configured (pool_routes.cpp).
 void addPoolRoutes(Router& r);
+/// POST /api/v1/whatif: what a drain of switches and cables would break (whatif_routes.cpp).
+void addWhatIfRoutes(Router& r);
 /// GET /api/v1/openapi.json (openapi_routes.cpp).
 void addOpenApiRoutes(Router& r);
 /// GET /metrics (metrics_routes.cpp).
