@@ -518,6 +518,9 @@ TEST_F(AlertsE2e, RemoteWriteToVictoriaMetricsRunsTheDashboardsAndRulesUnchanged
   // Recording rules evaluated by vmalert and written back, over rates of two scrapes at least.
   ASSERT_FALSE(waitForSeries("ibfabric:links:by_health", 60s).empty()) << diag();
   ASSERT_FALSE(waitForSeries("ibfabric:port_errors:rate5m", 60s).empty()) << diag();
+  // A rule over a recorded series: the next evaluations, once the first one is stored.
+  ASSERT_FALSE(waitForSeries("ibfabric:node_errors:rate5m", 60s).empty())
+      << query("count(ibfabric:port_errors:rate5m)").dump() << diag();
 
   const auto downLabels = cableLabels("leaf-01", 5);
   ASSERT_FALSE(downLabels.empty());
