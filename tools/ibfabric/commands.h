@@ -48,6 +48,7 @@ void addRoutesCommand(CLI::App& app);        // routes (routes_command.cpp)
 void addPlaceCommand(CLI::App& app);         // place
 void addExportCommands(CLI::App& app);       // export slurm-topology | k8s-labels | ...
 void addForgetCommand(CLI::App& app);        // forget (forget_command.cpp)
+void addWhatIfCommand(CLI::App& app);        // whatif (whatif_command.cpp)
 void addPoolJournalCommands(CLI::App& app);  // pool journal verify | repair
 
 }  // namespace ibfabric::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   ibfabric::cli::addPlaceCommand(app);
   ibfabric::cli::addExportCommands(app);
   ibfabric::cli::addForgetCommand(app);
+  ibfabric::cli::addWhatIfCommand(app);
   ibfabric::cli::addPoolJournalCommands(app);
 
   try {
