@@ -19,6 +19,8 @@ PACKAGES=(
   python3 python3-jsonschema python3-yaml
   # tests: a private slurmctld reads the exported topology.conf (tests/integration/)
   slurmctld slurm-client munge
+  # tests: the fuzz tree (scripts/build.sh fuzz): clang and its libFuzzer/sanitizer runtimes
+  clang libclang-rt-dev
 )
 
 missing=()
