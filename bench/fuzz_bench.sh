@@ -41,8 +41,10 @@ for t in $targets; do
   cp -r "tests/fuzz/corpus/$t"/. "$dir/corpus/"
   seeds=$(ls "$dir/corpus" | wc -l)
   rc=0
+  parallel=()
+  [ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")
   (cd "$dir" && "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-      -print_final_stats=1 -jobs="$jobs" -workers="$jobs" -artifact_prefix="$dir/" \
+      -print_final_stats=1 -print_funcs=0 "${parallel[@]}" -artifact_prefix="$dir/" \
       "$dir/corpus" >"$dir/log" 2>&1) || rc=$?
   # With -jobs > 1 libFuzzer writes fuzz-<n>.log per job; their stats are summed.
   logs=("$dir/log")

@@ -2,19 +2,30 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "discovery/topogen.h"
 #include "discovery/topology_compare.h"
 
 namespace ibfabric::fuzz {
 
+NetFabric smallTwoLevel(int spines) {
+  TopoOptions o;
+  o.leaves = 2;
+  o.spines = spines;
+  o.hostsPerLeaf = 2;
+  NetFabric fabric = generateTopology("two-level", o).fabric;
+  for (NetNode& n : fabric.nodes) {
+    if (n.type != NodeType::kSwitch) continue;
+    n.numPorts = 1;
+    for (const NetPort& p : n.ports) n.numPorts = std::max<int>(n.numPorts, p.port.value());
+  }
+  fabric.reindex();
+  return fabric;
+}
+
 const NetFabric& sampleNetFabric() {
-  static const NetFabric fabric = [] {
-    TopoOptions o;
-    o.leaves = 2;
-    o.spines = 1;
-    o.hostsPerLeaf = 2;
-    return generateTopology("two-level", o).fabric;
-  }();
+  static const NetFabric fabric = smallTwoLevel(1);
   return fabric;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "discovery/net_topology.h"
 #include "discovery/netfile.h"
@@ -19,6 +20,38 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   fuzz::quietLogs();
   return 0;
 }
+
+namespace {
+
+/// Where two fabrics first differ: "node ID: field" (for the report of a finding).
+std::string firstDifference(const NetFabric& a, const NetFabric& b) {
+  if (a.nodes.size() != b.nodes.size()) return "node count";
+  for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+    const NetNode& x = a.nodes[i];
+    const NetNode& y = b.nodes[i];
+    const std::string at = "node " + x.id + ": ";
+    if (x.id != y.id) return at + "id (" + y.id + ")";
+    if (x.type != y.type || x.numPorts != y.numPorts) return at + "type or port count";
+    if (x.desc != y.desc) return at + "desc [" + x.desc + "] -> [" + y.desc + "]";
+    if (x.guid != y.guid || x.sysImageGuid != y.sysImageGuid) return at + "GUIDs";
+    if (x.vendorId != y.vendorId || x.deviceId != y.deviceId) return at + "vendor/device";
+    if (x.lid != y.lid || x.enhancedPort0 != y.enhancedPort0) return at + "lid or port 0";
+    if (x.ports.size() != y.ports.size()) return at + "port lines";
+    for (std::size_t p = 0; p < x.ports.size(); ++p) {
+      const NetPort& u = x.ports[p];
+      const NetPort& v = y.ports[p];
+      if (u == v) continue;
+      const std::string port = at + "port " + std::to_string(u.port.value()) + ": ";
+      if (u.remoteDesc != v.remoteDesc)
+        return port + "remote desc [" + u.remoteDesc + "] -> [" + v.remoteDesc + "]";
+      if (u.rate != v.rate) return port + "rate";
+      return port + "remote, GUIDs or LIDs";
+    }
+  }
+  return "nothing visible";
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   NetFabric fabric;
@@ -37,7 +70,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
     std::abort();
   }
   if (!(again == fabric)) {
-    std::fprintf(stderr, "formatNetFile does not read back equal:\n%s\n", written.c_str());
+    std::fprintf(stderr, "formatNetFile does not read back equal (%s):\n%s\n",
+                 firstDifference(fabric, again).c_str(), written.c_str());
     std::abort();
   }
   try {

@@ -17,9 +17,9 @@
 #include "api/service/pool_service.h"
 #include "discovery/crawler.h"
 #include "discovery/net_topology.h"
-#include "discovery/topogen.h"
 #include "routing/synthetic_tables.h"
 #include "tests/fakes/fake_sources.h"
+#include "tests/fuzz/fuzz_support.h"
 #include "tests/fuzz/memory_server.h"
 
 namespace ibfabric::fuzz {
@@ -28,11 +28,7 @@ namespace {
 using namespace std::chrono_literals;
 
 TopologyPtr fixtureTopology() {
-  TopoOptions o;
-  o.leaves = 2;
-  o.spines = 2;
-  o.hostsPerLeaf = 2;
-  NetFabric fabric = generateTopology("two-level", o).fabric;
+  NetFabric fabric = smallTwoLevel(2);
   routing::assignSequentialLids(fabric);  // LIDs, so the fake serves forwarding tables
   fabric.reindex();
   return topologyFromNetFabric(fabric, "fuzz");

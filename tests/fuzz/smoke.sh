@@ -19,7 +19,7 @@ cp -r "$corpus"/. "$work/corpus/"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 cd "$work"
-if ! "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+if ! "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -print_funcs=0 \
     -artifact_prefix="$work/" "$work/corpus" >"$work/log" 2>&1; then
   cat "$work/log"
   for f in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
