@@ -23,8 +23,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
-  auto map = std::make_shared<const NodeNameMap>(
-      NodeNameMap::parse(fuzz::asText(data, size), "fuzz.map"));
+  auto map =
+      std::make_shared<const NodeNameMap>(NodeNameMap::parse(fuzz::asText(data, size), "fuzz.map"));
   for (const auto& p : map->problems()) (void)p.message.size();
   if (map->size() == 0) return 0;
   const TopologyPtr crawled = topologyAsCrawled(fuzz::sampleNetFabric(), map);

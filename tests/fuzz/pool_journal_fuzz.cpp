@@ -87,8 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
   const std::string_view rest = fuzz::asText(data + 1, size - 1);
   if (data[0] % 2 == 0) {
     std::optional<json> snapshot;
-    if (data[0] & 2) snapshot = json{{"seq", 3}, {"hosts", json::array()},
-                                     {"allocations", json::array()}};
+    if (data[0] & 2)
+      snapshot = json{{"seq", 3}, {"hosts", json::array()}, {"allocations", json::array()}};
     replayJournal(rest, snapshot);
     return 0;
   }

@@ -96,8 +96,8 @@ RestFixture::RestFixture() : parts_(std::make_unique<Parts>()) {
   auto factory = [control = p.counters]() -> api::CounterSourcePtr {
     return std::make_unique<api::FakeCounterSource>(control);
   };
-  p.service = std::make_unique<api::FabricService>(
-      makeFixedSource(fixtureTopology(), "fuzz"), factory, serviceOptions());
+  p.service = std::make_unique<api::FabricService>(makeFixedSource(fixtureTopology(), "fuzz"),
+                                                   factory, serviceOptions());
   p.placement = std::make_unique<api::PlacementService>(*p.service);
   p.service->start();
   if (!waitFor([&] {
@@ -131,9 +131,9 @@ void RestFixture::reset() {
   ro.clearTimeout = 200ms;
   auto memory = std::make_unique<MemoryServer>();
   p.memory = memory.get();
-  p.server = std::make_unique<api::RestServer>(api::DaemonServices{*p.service, *p.placement,
-                                                                   p.pool.get()},
-                                               std::move(ro), std::move(memory));
+  p.server =
+      std::make_unique<api::RestServer>(api::DaemonServices{*p.service, *p.placement, p.pool.get()},
+                                        std::move(ro), std::move(memory));
   served_ = 0;
 }
 
@@ -142,7 +142,9 @@ std::vector<std::string> RestFixture::serve(std::string_view bytes) {
   static const bool trace = std::getenv("IBFABRIC_FUZZ_TRACE") != nullptr;
   auto answers = parts_->memory->serve(bytes);
   for (const auto& a : answers) {
-    if (trace) std::fprintf(stderr, "%.*s\n", static_cast<int>(std::min<std::size_t>(a.size(), 160)), a.c_str());
+    if (trace)
+      std::fprintf(stderr, "%.*s\n", static_cast<int>(std::min<std::size_t>(a.size(), 160)),
+                   a.c_str());
     if (answerStatus(a) == 500) {
       std::fprintf(stderr, "rest fixture: answered 500 (an exception escaped a handler):\n%s\n",
                    a.c_str());

@@ -1,9 +1,9 @@
 // RestFixture: the daemon's REST server, on the fakes of tests/fakes, served from memory
 // (MemoryServer) for the REST fuzz targets.
 //
-// A FabricService over a fixed topology source that always answers the same two-level fat tree (2 leaves,
-// 2 spines, 4 hosts, sequential LIDs) and FakeCounterSources serving shortest-path forwarding
-// tables (so routes and placement answer), the daemon's one PlacementService, a
+// A FabricService over a fixed topology source that always answers the same two-level fat tree (2
+// leaves, 2 spines, 4 hosts, sequential LIDs) and FakeCounterSources serving shortest-path
+// forwarding tables (so routes and placement answer), the daemon's one PlacementService, a
 // PoolService with an in-memory pool of the four hosts (8 GPUs each) and the RestServer with
 // every route, the bearer token kToken and the default body limits. Long-polls are capped at
 // zero seconds and counter clears at 200 ms so no input can keep a request waiting.

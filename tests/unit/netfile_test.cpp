@@ -337,12 +337,12 @@ TEST(NetFile, LongestIdsAndDescriptionsRoundTripWithinTheLineLimit) {
   // Every field at its longest: each line formatNetFile() writes must stay readable.
   const std::string s(kNetFileMaxId, 's'), h(kNetFileMaxId, 'h');
   const std::string sd(kNetFileMaxDesc, 'S'), hd(kNetFileMaxDesc, 'H');
-  const std::string text =
-      "switchguid=0xffffffffffffffff\nSwitch 254 \"" + s + "\" # \"" + sd +
-      "\" enhanced port 0 lid 49151 lmc 0\n[254] \"" + h + "\"[254](fffffffffffffffe) # \"" +
-      hd + "\" lid 49150 4xHDR\n\ncaguid=0xfffffffffffffff0\nCa 254 \"" + h + "\" # \"" + hd +
-      "\"\n[254](fffffffffffffffe) \"" + s + "\"[254] # lid 49150 lmc 0 \"" + sd +
-      "\" lid 49151 4xHDR\n";
+  const std::string text = "switchguid=0xffffffffffffffff\nSwitch 254 \"" + s + "\" # \"" + sd +
+                           "\" enhanced port 0 lid 49151 lmc 0\n[254] \"" + h +
+                           "\"[254](fffffffffffffffe) # \"" + hd +
+                           "\" lid 49150 4xHDR\n\ncaguid=0xfffffffffffffff0\nCa 254 \"" + h +
+                           "\" # \"" + hd + "\"\n[254](fffffffffffffffe) \"" + s +
+                           "\"[254] # lid 49150 lmc 0 \"" + sd + "\" lid 49151 4xHDR\n";
   const NetFabric f = parseNetText(text, "long.net");
   const std::string written = formatNetFile(f);
   EXPECT_EQ(parseNetText(written, "rewritten.net"), f) << written;
