@@ -59,8 +59,10 @@ std::string framed(std::string_view lines, std::optional<json>& snapshot) {
 void replayJournal(std::string_view journal, std::optional<json> snapshot) {
   std::optional<std::uint64_t> seq;
   try {
-    // readSnapshot()'s checks: a JSON object with a "seq".
-    if (snapshot && (!snapshot->is_object() || !snapshot->contains("seq"))) return;
+    // readSnapshot()'s checks: a JSON object with an unsigned "seq".
+    if (snapshot && (!snapshot->is_object() || !snapshot->contains("seq") ||
+                     !(*snapshot)["seq"].is_number_unsigned()))
+      return;
     seq = snapshotSeq(snapshot);
   } catch (const std::exception&) {
     return;

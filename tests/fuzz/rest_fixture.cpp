@@ -63,10 +63,9 @@ struct RestFixture::Parts {
   std::shared_ptr<api::FakeCounterControl> counters = std::make_shared<api::FakeCounterControl>();
   std::unique_ptr<api::FabricService> service;
   std::unique_ptr<api::PlacementService> placement;
-  // Destroyed before the pool: the server's routes read it.
   std::unique_ptr<api::PoolService> pool;
-  std::unique_ptr<api::RestServer> server;
-  MemoryServer* memory = nullptr;  // owned by server
+  std::unique_ptr<api::RestServer> server;  // goes before the pool: its routes read it
+  MemoryServer* memory = nullptr;           // owned by server
 
   ~Parts() {
     server.reset();
