@@ -57,13 +57,15 @@ for t in $targets; do
   last=$(grep -hE '^#[0-9]+' "${logs[@]}" | tail -n 1)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
+  # libFuzzer's own rate (a run that stopped at a finding ran less than --seconds).
+  rate=$(sed -n 's/.* exec\/s: \([0-9]*\).*/\1/p' <<<"$last")
   crashes=$(ls "$dir" | grep -cE '^(crash|leak|timeout|oom)-' || true)
   found=$(( found + crashes ))
   inputs=$(ls "$dir/corpus" | wc -l)
   bytes=$(du -sb "$dir/corpus" | cut -f1)
   note=""
   [ "$rc" -ne 0 ] && note=" (stopped: exit $rc)"
-  rows+=("| $t | $execs | $(( execs / seconds )) | ${cov:-?} | ${ft:-?} | $seeds -> $inputs ($bytes B) | $rss | $crashes$note |")
+  rows+=("| $t | $execs | ${rate:-?} | ${cov:-?} | ${ft:-?} | $seeds -> $inputs ($bytes B) | $rss | $crashes$note |")
 done
 
 echo "fuzz_bench.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), ${seconds} s per target, -jobs=$jobs, $(nproc) cores"
