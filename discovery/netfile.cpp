@@ -326,6 +326,14 @@ class Parser {
     }
   }
 
+  /// A node or remote description: at most kNetFileMaxDesc characters (ibsim's limit), so that
+  /// every line formatNetFile() writes stays within kNetFileMaxLine.
+  void checkDesc(int lineNo, std::string_view desc) const {
+    if (desc.size() > kNetFileMaxDesc)
+      fail(lineNo, "a description of " + std::to_string(desc.size()) + " characters; ibsim reads " +
+                       std::to_string(kNetFileMaxDesc) + " at most");
+  }
+
   void checkId(int lineNo, std::string_view id) const {
     if (id.empty()) fail(lineNo, "empty node id");
     if (id.size() > kNetFileMaxId)
@@ -365,8 +373,12 @@ class Parser {
         for (std::string_view stop : {" enhanced port ", " base port ", " lid ", " lmc "})
           end = std::min(end, c.s.find(stop));
         node.desc = std::string(trim(c.s.substr(0, end)));
+        // Written back quoted (as ibnetdiscover writes it), a '"' would end it early.
+        if (node.desc.find('"') != std::string::npos)
+          fail(lineNo, "a '\"' inside an unquoted node description");
         rest = c.s.substr(end);
       }
+      checkDesc(lineNo, node.desc);
     } else if (!c.s.empty()) {
       fail(lineNo, "unexpected text after the node id: " + std::string(c.s.substr(0, 40)));
     }
@@ -528,6 +540,7 @@ class Parser {
       auto d = c.quoted();
       if (!d) fail(lineNo, "unterminated remote description");
       port.remoteDesc = std::string(*d);
+      checkDesc(lineNo, port.remoteDesc);
     }
     std::string_view w = c.word();
     if (w.empty()) return;

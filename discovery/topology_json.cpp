@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,14 @@ template <typename T>
 T number(const json& obj, const char* name, const std::string& where) {
   const json& v = field(obj, name, where);
   if (!v.is_number()) fail(where + "." + name + ": not a number");
+  if constexpr (std::is_integral_v<T>) {
+    // get<T>() would wrap an integer out of T's range, and converting such a double is
+    // undefined: an integer field must hold an integer T can represent.
+    const bool fits = v.is_number_unsigned()  ? std::in_range<T>(v.get<std::uint64_t>())
+                      : v.is_number_integer() ? std::in_range<T>(v.get<std::int64_t>())
+                                              : false;
+    if (!fits) fail(where + "." + name + ": not an integer in range: " + v.dump());
+  }
   return v.get<T>();
 }
 

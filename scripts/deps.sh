@@ -21,6 +21,8 @@ PACKAGES=(
   slurmctld slurm-client munge
   # tests: Prometheus remote-writes to VictoriaMetrics, vmalert runs the rules (tests/e2e/)
   victoria-metrics
+  # tests: the fuzz tree (scripts/build.sh fuzz): clang and its libFuzzer/sanitizer runtimes
+  clang libclang-rt-dev
 )
 
 missing=()

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The README's test command: installs dependencies, builds the normal and the sanitizer trees
-# and runs every test with ctest.
-#   ./scripts/test.sh                 all tests, both builds
-#   ./scripts/test.sh -L unit         only one label (unit | integration | e2e | lint)
+# The README's test command: installs dependencies, builds the normal, the sanitizer and the
+# fuzz trees and runs every test with ctest.
+#   ./scripts/test.sh                 all tests, all builds
+#   ./scripts/test.sh -L unit         only one label (unit | integration | e2e | lint | fuzz-smoke)
 #   IBFABRIC_SKIP_ASAN=1 ./scripts/test.sh   skip the sanitizer tree (quick local runs)
+#   IBFABRIC_SKIP_FUZZ=1 ./scripts/test.sh   skip the fuzz tree (clang, libFuzzer: tests/fuzz)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +24,12 @@ if [ "${IBFABRIC_SKIP_ASAN:-0}" != 1 ]; then
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
   (cd build-asan && ctest --output-on-failure -j2 --timeout 900 -LE lint "$@")
+fi
+
+if [ "${IBFABRIC_SKIP_FUZZ:-0}" != 1 ]; then
+  # The libFuzzer targets: each replays its seed corpus and fuzzes a few seconds (tests/fuzz).
+  ./scripts/build.sh fuzz
+  (cd build-fuzz && ctest --output-on-failure -j2 --timeout 300 -L fuzz-smoke "$@")
 fi
 
 echo "test.sh: all tests passed in $(( $(date +%s) - start )) s"

@@ -10,7 +10,6 @@ namespace ibfabric::mad {
 namespace {
 
 constexpr std::uint16_t kSaClassVersion = 2;
-constexpr std::uint16_t kAttrNotice = 0x0002;
 constexpr std::uint16_t kAttrInformInfo = IB_SA_ATTR_INFORMINFO;
 
 /// A big-endian bit field of an attribute (IBA numbering: bit 0 is the top bit of byte 0).

@@ -50,10 +50,15 @@ HttpLimits limitsOf(const RestOptions& options) {
 }  // namespace
 
 RestServer::RestServer(DaemonServices services, RestOptions options)
+    : RestServer(services, options,
+                 makeHttpServer(options.tlsCert, options.tlsKey, limitsOf(options))) {}
+
+RestServer::RestServer(DaemonServices services, RestOptions options,
+                       std::unique_ptr<httplib::Server> server)
     : services_(services),
       options_(std::move(options)),
       auth_(options_.token),
-      server_(makeHttpServer(options_.tlsCert, options_.tlsKey, limitsOf(options_))) {
+      server_(std::move(server)) {
   metrics_ =
       std::make_unique<MetricsPage>(services_.fabric, options_.metrics, liveCollectors(services_));
   router_ = std::make_unique<Router>(*server_, services_, options_, auth_, *metrics_);

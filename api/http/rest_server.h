@@ -61,6 +61,9 @@ class RestServer {
  public:
   /// Throws std::runtime_error when the TLS certificate or key cannot be loaded.
   RestServer(DaemonServices services, RestOptions options);
+  /// The same routes on a server the caller made (the REST fuzz targets feed theirs requests
+  /// from memory: tests/fuzz/memory_server.h); bind() and run() are then the caller's business.
+  RestServer(DaemonServices services, RestOptions options, std::unique_ptr<httplib::Server> server);
   ~RestServer();
   RestServer(const RestServer&) = delete;
   RestServer& operator=(const RestServer&) = delete;

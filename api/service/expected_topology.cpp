@@ -31,21 +31,24 @@ ExpectedTopologyPtr loadExpectedTopology(const std::filesystem::path& path) {
   if (!in) throw std::runtime_error("expected_topology: cannot read " + path.string());
   std::ostringstream buf;
   buf << in.rdbuf();
-  const std::string text = buf.str();
+  return parseExpectedTopology(buf.str(), path.string());
+}
+
+ExpectedTopologyPtr parseExpectedTopology(std::string_view text, const std::string& path) {
   auto out = std::make_shared<ExpectedTopology>();
-  out->path = path.string();
+  out->path = path;
   try {
     const auto first = text.find_first_not_of(" \t\r\n");
-    if (first != std::string::npos && text[first] == '{') {
+    if (first != std::string_view::npos && text[first] == '{') {
       out->fabric = netFabricFromTopology(*topologyFromJsonText(text));
     } else {
-      out->fabric = parseNetText(text, path.string());
+      out->fabric = parseNetText(text, path);
     }
   } catch (const std::exception& e) {
-    throw std::runtime_error("expected_topology: " + path.string() + ": " + e.what());
+    throw std::runtime_error("expected_topology: " + path + ": " + e.what());
   }
   if (out->fabric.nodes.empty())
-    throw std::runtime_error("expected_topology: " + path.string() + ": no nodes");
+    throw std::runtime_error("expected_topology: " + path + ": no nodes");
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "discovery/netfile.h"
@@ -28,6 +29,8 @@ using ExpectedTopologyPtr = std::shared_ptr<const ExpectedTopology>;
 /// Reads an ibnetdiscover / ibsim net file, or a discovery JSON document ("ibfabric.topology/1",
 /// e.g. from `ibfabric discover --format json`). Throws std::runtime_error with one line.
 ExpectedTopologyPtr loadExpectedTopology(const std::filesystem::path& path);
+/// The same from the file's text; `path` names it in messages and in ExpectedTopology::path.
+ExpectedTopologyPtr parseExpectedTopology(std::string_view text, const std::string& path);
 
 /// One node of the expected topology and whether the last crawl has it.
 struct ExpectedNodePresence {

@@ -24,7 +24,7 @@ Guid guidAt(const Statement& q, int column) {
 struct CableKey {
   End a;
   End b;
-  friend auto operator<=>(const CableKey&, const CableKey&) = default;
+  friend bool operator==(const CableKey&, const CableKey&) = default;
 };
 
 CableKey keyOf(const Topology& t, const Link& l) {

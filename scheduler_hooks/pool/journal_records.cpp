@@ -115,6 +115,15 @@ void maybeCompact(PoolState& s) {
     compact(s);
 }
 
+void applyReplay(PoolState& s, const std::optional<json>& snapshot,
+                 const std::vector<json>& records) {
+  if (snapshot) loadSnapshot(s, *snapshot);
+  const std::size_t applied = applyRecords(s, records);
+  s.preemptions = 0;  // the metric counts preemptions of this process
+  spdlog::info("pool: replayed {} hosts, {} allocations ({} journal records)", s.hosts.size(),
+               s.allocations.size(), applied);
+}
+
 void replay(PoolState& s) {
   PoolJournal::Replay r = openJournal(s);
   s.tornBytes = r.tornBytes;
@@ -124,11 +133,7 @@ void replay(PoolState& s) {
         "the bytes are kept in {}",
         r.tornBytes, s.options.journalDir.string(), r.tornSavedAs.string());
   try {
-    if (r.snapshot) loadSnapshot(s, *r.snapshot);
-    const std::size_t applied = applyRecords(s, r.records);
-    s.preemptions = 0;  // the metric counts preemptions of this process
-    spdlog::info("pool: replayed {} hosts, {} allocations ({} journal records)", s.hosts.size(),
-                 s.allocations.size(), applied);
+    applyReplay(s, r.snapshot, r.records);
   } catch (const std::exception& e) {
     throw PoolError(PoolError::Kind::kStorage,
                     "journal: cannot replay " + s.options.journalDir.string() + ": " + e.what());

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
 
 #include "scheduler_hooks/pool/pool_state.h"
 
@@ -21,5 +23,9 @@ void compact(PoolState& s);
 void maybeCompact(PoolState& s);
 /// Opens `options.journalDir` and rebuilds the state from it; throws PoolError(kStorage).
 void replay(PoolState& s);
+/// replay() once the files are read: applies the snapshot, then the records it does not hold
+/// yet. Throws what a record that does not decode throws (replay() makes it PoolError).
+void applyReplay(PoolState& s, const std::optional<nlohmann::json>& snapshot,
+                 const std::vector<nlohmann::json>& records);
 
 }  // namespace ibfabric::scheduler_hooks::pool_impl

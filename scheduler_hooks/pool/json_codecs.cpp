@@ -139,6 +139,21 @@ json toJson(const Allocation& a) {
   return j;
 }
 
+namespace {
+
+/// An allocation's GPU indexes: integers that fit an int.
+std::vector<int> gpuIndexesOf(const json& v) {
+  if (!v.is_array()) invalid("allocation record: gpus: not an array");
+  std::vector<int> out;
+  for (const auto& g : v) {
+    if (!g.is_number_integer()) invalid("allocation record: gpus: not an integer");
+    out.push_back(intOf(g, "allocation record: gpus"));
+  }
+  return out;
+}
+
+}  // namespace
+
 Allocation allocationFromJson(const json& j) {
   try {
     Allocation a;
@@ -149,9 +164,15 @@ Allocation allocationFromJson(const json& j) {
     a.request = requestFromJson(req);
     a.state = j.at("state") == "degraded" ? AllocationState::kDegraded : AllocationState::kActive;
     for (const auto& h : j.at("hosts"))
-      a.hosts.push_back({h.at("host").get<std::string>(), h.at("gpus").get<std::vector<int>>()});
-    a.sequence = j.at("sequence").get<std::uint64_t>();
-    a.created = SysClock::time_point(std::chrono::milliseconds(j.at("created_unix_ms")));
+      a.hosts.push_back({h.at("host").get<std::string>(), gpuIndexesOf(h.at("gpus"))});
+    // Checked before conversion: a double out of range would be undefined, an integer wrapped.
+    const json& sequence = j.at("sequence");
+    if (!sequence.is_number_unsigned())
+      invalid("allocation record: sequence: not an unsigned integer");
+    a.sequence = sequence.get<std::uint64_t>();
+    const json& created = j.at("created_unix_ms");
+    if (!created.is_number_integer()) invalid("allocation record: created_unix_ms: not an integer");
+    a.created = SysClock::time_point(std::chrono::milliseconds(created.get<std::int64_t>()));
     a.gpuEquivalents = j.at("gpu_equivalents").get<double>();
     if (j.contains("degraded")) {
       const auto& d = j["degraded"];

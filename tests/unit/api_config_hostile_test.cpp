@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "api/daemon/config_check.h"
 #include "api/daemon/service_config.h"
@@ -151,6 +153,31 @@ TEST(ApiConfigHostile, IntegerFieldsAreRangeCheckedBeforeNarrowing) {
                scheduler_hooks::PoolError);
   EXPECT_THROW(requestFromJson(request(R"("gpus": 8, "gpus_per_host": 4294967304)")),
                scheduler_hooks::PoolError);
+}
+
+TEST(ApiConfigHostile, AllocationRecordNumbersAreCheckedBeforeConversion) {
+  // Found by tests/fuzz/pool_journal_fuzz.cpp: a journal or snapshot allocation with a double
+  // out of range (sequence, created_unix_ms, a GPU index) was converted with undefined
+  // behaviour; a GPU index of 2^40 wrapped to 0.
+  using scheduler_hooks::allocationFromJson;
+  const auto record = [](const std::string& sequence, const std::string& created,
+                         const std::string& gpus) {
+    return nlohmann::json::parse(
+        R"({"job_id": "j", "class": "training", "gpus": 8, "state": "active", "hosts": )"
+        R"([{"host": "dgx01", "gpus": )" +
+        gpus + R"(}], "sequence": )" + sequence + R"(, "created_unix_ms": )" + created +
+        R"(, "gpu_equivalents": 8.0})");
+  };
+  const auto ok = allocationFromJson(record("3", "1796420507651", "[0, 7]"));
+  EXPECT_EQ(ok.sequence, 3u);
+  EXPECT_EQ(ok.hosts.at(0).gpus, (std::vector<int>{0, 7}));
+  for (const auto& [sequence, created, gpus] :
+       {std::tuple{"1e30", "1", "[0]"}, std::tuple{"-3", "1", "[0]"},
+        std::tuple{"1", "1e300", "[0]"}, std::tuple{"1", "1.5", "[0]"},
+        std::tuple{"1", "1", "[1e20]"}, std::tuple{"1", "1", "[1099511627776]"},
+        std::tuple{"1", "1", "3"}})
+    EXPECT_THROW(allocationFromJson(record(sequence, created, gpus)), scheduler_hooks::PoolError)
+        << sequence << " " << created << " " << gpus;
 }
 
 }  // namespace

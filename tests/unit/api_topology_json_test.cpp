@@ -81,6 +81,40 @@ TEST(ApiTopologyJson, RejectsBadDocuments) {
   }
 }
 
+TEST(ApiTopologyJson, IntegerFieldsOutOfRangeAreErrors) {
+  // Found by tests/fuzz/expected_topology_fuzz.cpp: a port of 3.33e32 reached get<int>() (a
+  // double out of int's range: undefined behaviour); a too large integer wrapped into range.
+  auto t = testing::fatTreeTopology("", 1, 1, 1);
+  const auto expectError = [](const nlohmann::json& j, const std::string& field) {
+    try {
+      topologyFromJson(j);
+      FAIL() << field;
+    } catch (const TopologyJsonError& e) {
+      EXPECT_NE(std::string(e.what()).find(field + ": not an integer in range"), std::string::npos)
+          << e.what();
+    }
+  };
+  auto j = toJson(*t);
+  j["links"][0]["a"]["port"] = 3.33e32;
+  expectError(j, "links[0].a.port");
+  j = toJson(*t);
+  j["links"][0]["a"]["port"] = 1.5;
+  expectError(j, "links[0].a.port");
+  j = toJson(*t);
+  j["nodes"][0]["num_ports"] = std::int64_t{1} << 40;
+  expectError(j, "nodes[0].num_ports");
+  j = toJson(*t);
+  j["nodes"][0]["index"] = -1;
+  expectError(j, "nodes[0].index");
+  j = toJson(*t);
+  j["nodes"][0]["ports"][0]["lid"] = 65536 + 3;
+  expectError(j, "nodes[0].ports[0].lid");
+  // The same document in text: the streaming loader reads the fields the same way.
+  j = toJson(*t);
+  j["nodes"][0]["vendor_id"] = -5;
+  EXPECT_THROW(topologyFromJsonText(j.dump()), TopologyJsonError);
+}
+
 std::string written(const Topology& t) {
   std::string out;
   std::size_t pieces = 0;

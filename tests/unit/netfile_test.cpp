@@ -262,7 +262,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"include", "include \"other.net\"\n",
                 "bad.net:1: ibsim directive 'include' is not supported"},
         BadCase{"line too long", "# " + std::string(300, 'x') + "\n",
-                "bad.net:1: line is 302 characters long"}));
+                "bad.net:1: line is 302 characters long"},
+        // Found by tests/fuzz/netfile_fuzz.cpp: both were accepted, and formatNetFile() wrote
+        // them back into files that read back otherwise (a shorter description) or not at all
+        // (a line over 255 characters).
+        BadCase{"quote in an unquoted description", "Ca 1 \"h\"\t# h\"1 mlx5_0\n",
+                "bad.net:1: a '\"' inside an unquoted node description"},
+        BadCase{"description too long", "Ca 1 \"0\"# " + std::string(243, 'd') + "\n",
+                "bad.net:1: a description of 243 characters; ibsim reads 63 at most"},
+        BadCase{"remote description too long",
+                "Switch 4 \"s\"\n[1] \"h\"[1]\t# \"" + std::string(64, 'r') + "\" lid 0 4xHDR\n",
+                "bad.net:2: a description of 64 characters"}));
 
 TEST(NetFile, MissingFileIsAnError) {
   try {
@@ -321,6 +331,21 @@ TEST(NetFile, HandWrittenFileRoundTripsWithIbsimGuids) {
   EXPECT_EQ(f.find("r")->guid, std::nullopt);
   NetFabric again = parseNetText(formatNetFile(f), "again.net");
   EXPECT_EQ(again, f);
+}
+
+TEST(NetFile, LongestIdsAndDescriptionsRoundTripWithinTheLineLimit) {
+  // Every field at its longest: each line formatNetFile() writes must stay readable.
+  const std::string s(kNetFileMaxId, 's'), h(kNetFileMaxId, 'h');
+  const std::string sd(kNetFileMaxDesc, 'S'), hd(kNetFileMaxDesc, 'H');
+  const std::string text = "switchguid=0xffffffffffffffff\nSwitch 254 \"" + s + "\" # \"" + sd +
+                           "\" enhanced port 0 lid 49151 lmc 0\n[254] \"" + h +
+                           "\"[254](fffffffffffffffe) # \"" + hd +
+                           "\" lid 49150 4xHDR\n\ncaguid=0xfffffffffffffff0\nCa 254 \"" + h +
+                           "\" # \"" + hd + "\"\n[254](fffffffffffffffe) \"" + s +
+                           "\"[254] # lid 49150 lmc 0 \"" + sd + "\" lid 49151 4xHDR\n";
+  const NetFabric f = parseNetText(text, "long.net");
+  const std::string written = formatNetFile(f);
+  EXPECT_EQ(parseNetText(written, "rewritten.net"), f) << written;
 }
 
 TEST(NetFile, LinkCountCountsEachCableOnce) {
