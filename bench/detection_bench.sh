@@ -19,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-sus=8 sweep=10 crawl=600 runs=10 name="" traps=off policy=fixed
+sus=8 sweep=10 crawl=600 runs=10 name="" traps=off policy=adaptive  # the daemon's default
 while [ $# -gt 0 ]; do
   case "$1" in
     --sus) sus="$2"; shift 2 ;;
