@@ -3,10 +3,11 @@
 // framed here (method, path, the token, the true Content-Length) so every input reaches the
 // body's parser and the handler behind it.
 //
-// The first byte chooses the route (modulo 6), the rest is the body:
+// The first byte chooses the route (modulo 6, below 0xF0), the rest is the body:
 //   0 POST /api/v1/placement            3 PUT  /api/v1/pool/hosts/fuzz-host
 //   1 POST /api/v1/pool/allocations     4 POST /scheduler/filter      (kube-scheduler extender)
 //   2 PUT  /api/v1/pool/hosts/dgx0001   5 POST /scheduler/prioritize
+// and a first byte of 0xF0 or more: POST /api/v1/whatif (the drain of switches and cables).
 // An allocation that was made is freed again (DELETE) so the pool does not fill up.
 //
 // Any body: answered 2xx or 4xx, never 500, nothing crashes.
@@ -38,6 +39,7 @@ constexpr std::array<Route, 6> kRoutes = {{{"POST", "/api/v1/placement"},
                                            {"PUT", "/api/v1/pool/hosts/fuzz-host"},
                                            {"POST", "/scheduler/filter"},
                                            {"POST", "/scheduler/prioritize"}}};
+constexpr Route kWhatIf = {"POST", "/api/v1/whatif"};
 
 std::string request(const char* method, const std::string& path, std::string_view body) {
   std::string r = std::string(method) + " " + path + " HTTP/1.1\r\nHost: fuzz\r\n";
@@ -69,9 +71,9 @@ void freeAllocation(std::string_view body, const std::string& answer) {
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
   if (size == 0) return 0;
   const std::size_t which = data[0] % kRoutes.size();
-  const Route& route = kRoutes[which];
+  const Route& route = data[0] >= 0xF0 ? kWhatIf : kRoutes[which];
   const std::string_view body = fuzz::asText(data + 1, size - 1);
   const auto answers = fuzz::RestFixture::instance().serve(request(route.method, route.path, body));
-  if (which == 1 && !answers.empty()) freeAllocation(body, answers.front());
+  if (data[0] < 0xF0 && which == 1 && !answers.empty()) freeAllocation(body, answers.front());
   return 0;
 }
