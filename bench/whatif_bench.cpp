@@ -1,8 +1,8 @@
-// What-if latency at scale: the daemon's FabricService (fake counter source serving shortest-
-// path forwarding tables) and its real RestServer on loopback, on the generated superpod with
-// LIDs (--sus 40: 10,240 HCAs, 896 switches). Times POST /api/v1/whatif draining one spine, one
-// leaf–spine cable and one leaf (--requests each, while sweeps run) and prints p50 / max, the
-// answer's size and what it found (docs/BENCHMARKS.md).
+// What-if latency at scale: the daemon's service and its real RestServer on loopback in process
+// (tests/support/in_process_daemon.h; the fake counter source serves shortest-path tables), on the
+// generated superpod with LIDs (--sus 40: 10,240 HCAs, 896 switches). Times POST /api/v1/whatif
+// draining one spine, one leaf–spine cable and one leaf (--requests each, while sweeps run) and
+// prints p50 / max, the answer's size and what it found (docs/BENCHMARKS.md).
 //
 //   build/bench/whatif_bench --sus 40 --requests 20
 #include <httplib.h>
@@ -13,13 +13,10 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "api/http/rest_server.h"
-#include "api/service/placement_service.h"
-#include "tests/fakes/fake_sources.h"
 #include "tests/support/fabrics.h"
+#include "tests/support/in_process_daemon.h"
 
 namespace {
 
@@ -68,28 +65,19 @@ int main(int argc, char** argv) {
   const int sus = intArg(argc, argv, "--sus", 40);
   const int requests = std::max(1, intArg(argc, argv, "--requests", 20));
   auto topology = testing::routableTopology(testing::superpod(sus));
-  auto source = std::make_unique<api::ScriptedTopologySource>();
-  source->push(topology);
-  api::FabricServiceOptions o;
-  o.crawlInterval = 1h;
-  o.sweepInterval = 2s;
-  auto control = std::make_shared<api::FakeCounterControl>();
-  control->serveTables = true;
-  api::FabricService service(
-      std::move(source), [control] { return std::make_unique<api::FakeCounterSource>(control); },
-      o);
-  api::PlacementService placement(service);
-  api::RestServer server(api::DaemonServices{service, placement}, api::RestOptions{});
-  const int port = server.bind("127.0.0.1", 0);
-  if (port <= 0) return 1;
-  std::thread http([&] { server.run(); });
-  service.start();
-  const auto t0 = Clock::now();
-  while (!(service.state()->ready() && service.state()->forwarding) && Clock::now() - t0 < 600s)
-    std::this_thread::sleep_for(100ms);
+  testing::InProcessDaemon::Options o;
+  o.service.crawlInterval = 1h;
+  o.service.sweepInterval = 2s;
+  o.counters->serveTables = true;
+  testing::InProcessDaemon d(o);
+  d.topology().push(topology);
+  if (d.serve() <= 0) return 1;
+  if (!d.startAndWaitReady(
+          1, [](const api::ServiceState& s) { return s.forwarding != nullptr; }, 600s))
+    return 1;
   std::printf("fabric: %d SUs, %zu nodes, %zu links; tables: %zu switches\n", sus,
               topology->nodes().size(), topology->links().size(),
-              service.state()->forwarding ? service.state()->forwarding->switchesWithTables() : 0);
+              d.service().state()->forwarding->switchesWithTables());
 
   const Node* spine = nullptr;
   const Node* leaf = nullptr;
@@ -103,14 +91,10 @@ int main(int argc, char** argv) {
     }
   }
   if (!spine || !leaf || !up) return 1;
-  httplib::Client c("127.0.0.1", port);
-  c.set_read_timeout(60, 0);
+  httplib::Client& c = d.client();
   timeDrain(c, "one spine", {{"switches", {toString(spine->guid)}}}, requests);
   timeDrain(c, "one leaf-spine cable",
             {{"cables", {{{"node", toString(leaf->guid)}, {"port", up->num.value()}}}}}, requests);
   timeDrain(c, "one leaf", {{"switches", {toString(leaf->guid)}}}, requests);
-  server.stop();
-  http.join();
-  service.stop();
   return 0;
 }

@@ -212,11 +212,7 @@ json topologySummaryJson(const ServiceState& s, std::chrono::system_clock::time_
     if (n.isSwitch()) ++switchesPerLevel[levelName(n.level)];
   std::size_t belowEnabled = 0;
   for (const Link& l : t.links()) {
-    const Port* pa = t.port(l.a);
-    const Port* pb = t.port(l.b);
-    const bool active =
-        pa && pb && pa->state == PortState::kActive && pb->state == PortState::kActive;
-    ++linksByState[active ? "active" : "down"];
+    ++linksByState[t.activity(l) == LinkActivity::kActive ? "active" : "down"];
     if (l.belowEnabled()) ++belowEnabled;
   }
   const MissingCounts missing = countMissing(t);

@@ -64,11 +64,7 @@ Health healthByEnd(const ServiceState& s) {
   return out;
 }
 
-bool bothActive(const Topology& t, const Link& l) {
-  const Port* a = t.port(l.a);
-  const Port* b = t.port(l.b);
-  return a && b && a->state == PortState::kActive && b->state == PortState::kActive;
-}
+bool bothActive(const Topology& t, const Link& l) { return t.activity(l) == LinkActivity::kActive; }
 
 void writeCrawl(MetricWriter& out, const ServiceState& s) {
   if (!s.crawl.lastSuccess) return;
