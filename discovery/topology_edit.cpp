@@ -59,13 +59,21 @@ TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit) 
     removed.insert(LinkKey::of(k.guidA, k.portA, k.guidB, k.portB));
   }
 
+  std::set<Guid> back;
+  for (const Guid g : edit.nodesBack) {
+    const Node* n = before.findNode(g);
+    if (!n || !n->missing)
+      throw std::invalid_argument("node back: " + toString(g) + " is not a missing node");
+    back.insert(g);
+  }
+
   TopologyBuilder b;
   b.reserve(before.nodes().size());
   for (const Node& n : before.nodes()) {
     const TopologyBuilder::NodeInfo info = nodeInfoOf(n);
     b.addNode(info);
     b.setDescription(n.guid, n.description);  // node-name map names kept
-    if (n.missing) b.markMissing(n.guid, *n.missing);
+    if (n.missing && !back.count(n.guid)) b.markMissing(n.guid, *n.missing);
   }
   for (const Node& n : before.nodes()) {
     for (const auto& slot : n.ports) {
@@ -75,13 +83,15 @@ TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit) 
         p.state = it->second->state;
         p.physState = it->second->physState;
         p.activeRate = it->second->activeRate;
+        if (it->second->lid) p.lid = *it->second->lid;
       }
       b.addPort(n.guid, p);
     }
   }
   // Cables the model remembers as missing are back when added, or when both ends come up.
-  std::set<LinkKey> back;
-  for (const auto& k : edit.addLinks) back.insert(LinkKey::of(k.guidA, k.portA, k.guidB, k.portB));
+  std::set<LinkKey> cablesBack;
+  for (const auto& k : edit.addLinks)
+    cablesBack.insert(LinkKey::of(k.guidA, k.portA, k.guidB, k.portB));
   for (const Link& l : before.links()) {
     const Node& na = before.node(l.a.node);
     const Node& nb = before.node(l.b.node);
@@ -91,7 +101,7 @@ TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit) 
       auto it = updates.find({g, p});
       return it != updates.end() && it->second->state == PortState::kActive;
     };
-    if (l.missing && (back.count(key) || (upNow(na.guid, l.a.port) && upNow(nb.guid, l.b.port)))) {
+    if (l.missing && (cablesBack.count(key) || (upNow(na.guid, l.a.port) && upNow(nb.guid, l.b.port)))) {
       b.connect(na.guid, l.a.port, nb.guid, l.b.port);
       continue;
     }

@@ -26,6 +26,8 @@ struct PortStateUpdate {
   PhysPortState physState = PhysPortState::kPolling;
   /// Active width and speed; nullopt while the link is not up.
   std::optional<LinkRate> activeRate;
+  /// The port's LID, when known to have changed (a CA port back from missing); nullopt: kept.
+  std::optional<Lid> lid;
 };
 
 struct TopologyEdit {
@@ -34,7 +36,12 @@ struct TopologyEdit {
   std::vector<LinkKey> removeLinks;
   /// Cables to add between existing ports.
   std::vector<LinkKey> addLinks;
-  bool empty() const { return ports.empty() && removeLinks.empty() && addLinks.empty(); }
+  /// Nodes the model remembers as missing that answered again (their identity confirmed by
+  /// NodeInfo): present from now on. Their cables come back as added or updated.
+  std::vector<Guid> nodesBack;
+  bool empty() const {
+    return ports.empty() && removeLinks.empty() && addLinks.empty() && nodesBack.empty();
+  }
 };
 
 /// The builder's description of `node` (to copy a snapshot or a part of it; its shown name and
@@ -42,9 +49,10 @@ struct TopologyEdit {
 TopologyBuilder::NodeInfo nodeInfoOf(const Node& node);
 
 /// Applies `edit` to `before`. Missing hardware (discovery/fabric_memory.h) is copied as missing,
-/// except a missing cable that is added, or whose both ends are updated to Active: it is back.
+/// except a node in `nodesBack`, and a missing cable that is added, or whose both ends are
+/// updated to Active: it is back.
 /// Throws std::invalid_argument when an update or cable names a node or port that `before` does not
-/// have, or an added cable's end is already cabled.
+/// have, an added cable's end is already cabled, or a node back is not a missing node.
 TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit);
 
 }  // namespace ibfabric

@@ -88,6 +88,10 @@ class LftReader {
 
   int fullReadEvery = 30;
 
+  /// Directed routes from our port (LftReaderOptions::localPort) to every switch of `topology`
+  /// (routing/directed_paths.h), computed once per snapshot; empty without a local port.
+  const std::vector<std::optional<mad::DirectedPath>>& pathsFor(const TopologyPtr& topology);
+
  private:
   struct Memory {
     std::optional<SwitchTable> table;
@@ -106,7 +110,6 @@ class LftReader {
   };
 
   std::chrono::system_clock::time_point wallNow() const;
-  const std::vector<std::optional<mad::DirectedPath>>& pathsFor(const TopologyPtr& topology);
   /// Reads `switches`: LID-routed, then by directed route for those that did not answer.
   std::vector<Outcome> readSwitches(const TopologyPtr& topology,
                                     const std::vector<NodeIndex>& switches, LftRefreshStats& st);

@@ -11,6 +11,24 @@ namespace {
 using detail::decodeWith;
 using detail::encodeWith;
 
+struct VisitNodeInfo {
+  template <typename F>
+  void operator()(NodeInfo& v, F f) const {
+    f(IB_NODE_BASE_VERS_F, v.baseVersion);
+    f(IB_NODE_CLASS_VERS_F, v.classVersion);
+    f(IB_NODE_TYPE_F, v.nodeType);
+    f(IB_NODE_NPORTS_F, v.numPorts);
+    f(IB_NODE_SYSTEM_GUID_F, v.systemImageGuid);
+    f(IB_NODE_GUID_F, v.nodeGuid);
+    f(IB_NODE_PORT_GUID_F, v.portGuid);
+    f(IB_NODE_PARTITION_CAP_F, v.partitionCap);
+    f(IB_NODE_DEVID_F, v.deviceId);
+    f(IB_NODE_REVISION_F, v.revision);
+    f(IB_NODE_LOCAL_PORT_F, v.localPortNum);
+    f(IB_NODE_VENDORID_F, v.vendorId);
+  }
+};
+
 struct VisitPortInfo {
   template <typename F>
   void operator()(PortInfo& v, F f) const {
@@ -62,6 +80,7 @@ MadBuffer smpGet(SmpAttribute attribute, std::uint32_t modifier) {
 
 }  // namespace
 
+MadBuffer buildNodeInfoGet() { return smpGet(SmpAttribute::kNodeInfo, 0); }
 MadBuffer buildPortInfoGet(std::uint8_t port) { return smpGet(SmpAttribute::kPortInfo, port); }
 MadBuffer buildSwitchInfoGet() { return smpGet(SmpAttribute::kSwitchInfo, 0); }
 MadBuffer buildLinearForwardingTableGet(std::uint32_t block) {
@@ -117,6 +136,7 @@ DirectedPath directedPathOf(const MadBuffer& drSmp) {
   return p;
 }
 
+NodeInfo decodeNodeInfo(const MadBuffer& mad) { return decodeWith<NodeInfo>(mad, VisitNodeInfo{}); }
 PortInfo decodePortInfo(const MadBuffer& mad) { return decodeWith<PortInfo>(mad, VisitPortInfo{}); }
 SwitchInfo decodeSwitchInfo(const MadBuffer& mad) {
   return decodeWith<SwitchInfo>(mad, VisitSwitchInfo{});
@@ -131,6 +151,7 @@ LinearForwardingBlock decodeLinearForwardingBlock(const MadBuffer& mad) {
   return b;
 }
 
+void encodeNodeInfo(MadBuffer& mad, const NodeInfo& v) { encodeWith(mad, v, VisitNodeInfo{}); }
 void encodePortInfo(MadBuffer& mad, const PortInfo& v) { encodeWith(mad, v, VisitPortInfo{}); }
 void encodeSwitchInfo(MadBuffer& mad, const SwitchInfo& v) {
   encodeWith(mad, v, VisitSwitchInfo{});

@@ -1,8 +1,8 @@
 // SMP attributes (LID-routed subnet management class 0x01): request builders and decoders for
-// PortInfo, SwitchInfo and LinearForwardingTable blocks; and the directed-route form (class
+// NodeInfo, PortInfo, SwitchInfo and LinearForwardingTable blocks; and the directed-route form (class
 // 0x81) of any of these requests, for nodes LID routing cannot reach.
 //
-// Fields go through libibmad's IB_PORT_*, IB_SW_*, IB_LINEAR_FORW_TBL_F and IB_DRSMP_* tables
+// Fields go through libibmad's IB_NODE_*, IB_PORT_*, IB_SW_*, IB_LINEAR_FORW_TBL_F and IB_DRSMP_* tables
 // (the attribute data is at byte 64 in both SMP forms). Pure functions on values; thread-safe.
 #pragma once
 
@@ -16,9 +16,27 @@
 namespace ibfabric::mad {
 
 enum class SmpAttribute : std::uint16_t {
+  kNodeInfo = 0x0011,
   kSwitchInfo = 0x0012,
   kPortInfo = 0x0015,
   kLinearForwardingTable = 0x0019,
+};
+
+/// NodeInfo: who answers (identity, type, port count) and by which of its ports the SMP entered.
+struct NodeInfo {
+  std::uint8_t baseVersion = 0;
+  std::uint8_t classVersion = 0;
+  std::uint8_t nodeType = 0;  ///< 1 CA, 2 switch, 3 router.
+  std::uint8_t numPorts = 0;
+  std::uint64_t systemImageGuid = 0;
+  std::uint64_t nodeGuid = 0;
+  std::uint64_t portGuid = 0;
+  std::uint16_t partitionCap = 0;
+  std::uint16_t deviceId = 0;
+  std::uint32_t revision = 0;
+  std::uint8_t localPortNum = 0;  ///< The port the request entered by.
+  std::uint32_t vendorId = 0;
+  auto operator<=>(const NodeInfo&) const = default;
 };
 
 /// PortInfo, the fields the fabric manager reads.
@@ -82,6 +100,7 @@ struct DirectedPath {
   auto operator<=>(const DirectedPath&) const = default;
 };
 
+MadBuffer buildNodeInfoGet();
 /// GET PortInfo of `port` (0 = the switch management port / the queried port on an HCA).
 MadBuffer buildPortInfoGet(std::uint8_t port);
 MadBuffer buildSwitchInfoGet();
@@ -99,11 +118,13 @@ bool isDirectedRoute(const MadBuffer& mad);
 /// The initial path and hop count of a directed-route SMP.
 DirectedPath directedPathOf(const MadBuffer& drSmp);
 
+NodeInfo decodeNodeInfo(const MadBuffer& mad);
 PortInfo decodePortInfo(const MadBuffer& mad);
 SwitchInfo decodeSwitchInfo(const MadBuffer& mad);
 /// The block number comes from the reply's attribute modifier.
 LinearForwardingBlock decodeLinearForwardingBlock(const MadBuffer& mad);
 
+void encodeNodeInfo(MadBuffer& mad, const NodeInfo& v);
 void encodePortInfo(MadBuffer& mad, const PortInfo& v);
 void encodeSwitchInfo(MadBuffer& mad, const SwitchInfo& v);
 /// Writes the 64 entries (not the attribute modifier).

@@ -87,6 +87,20 @@ class CounterSource {
       const std::vector<DirectedPortProbe>& /*probes*/) {
     throw SweepError(describe() + " cannot send SMPs");
   }
+  /// What answers at the far end of `port` of switch `switchGuid`: its NodeInfo (identity, and
+  /// the port the request entered by), then that port's PortInfo (state, LID), both by directed
+  /// route from our port through the switch (`topology` gives the path; it is the one last given
+  /// to setTopology or an edit of it). Reaches a node the model lost (no LID known, or none
+  /// assigned yet). nullopt: no path to the switch, or no answer to NodeInfo; `port` is nullopt
+  /// when only PortInfo went unanswered. Throws SweepError when the source cannot send SMPs.
+  struct FarEnd {
+    mad::NodeInfo node;
+    std::optional<mad::PortInfo> port;
+  };
+  virtual std::optional<FarEnd> probeFarEnd(const TopologyPtr& /*topology*/, Guid /*switchGuid*/,
+                                            PortNum /*port*/) {
+    throw SweepError(describe() + " cannot send SMPs");
+  }
 };
 using CounterSourcePtr = std::unique_ptr<CounterSource>;
 /// Creates a source; throws SweepError when it cannot (the service retries with backoff).

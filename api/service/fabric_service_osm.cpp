@@ -92,6 +92,29 @@ std::vector<Lid> neighboursSeeingADeadCable(const Topology& t, NodeIndex sw,
   return out;
 }
 
+/// PortInfo of the port at the far end of `port` of switch `sw`, read by directed route, when
+/// the node answering there is `expected` (by GUID) at `expectedPort`; nullopt when another node
+/// answers (the cable moved: a crawl's work), nothing does, or the source cannot tell.
+std::optional<mad::PortInfo> farEndIfItIs(CounterSource& source, const TopologyPtr& topology,
+                                          Guid sw, PortNum port, const Node& expected,
+                                          PortNum expectedPort) {
+  std::optional<CounterSource::FarEnd> far;
+  try {
+    far = source.probeFarEnd(topology, sw, port);
+  } catch (const std::exception& e) {
+    spdlog::debug("far end of {} port {}: {}", toString(sw), port.value(), e.what());
+    return std::nullopt;
+  }
+  if (!far || !far->port) return std::nullopt;
+  if (Guid{far->node.nodeGuid} != expected.guid || far->node.localPortNum != expectedPort.value()) {
+    spdlog::info("far end of {} port {}: {} port {} answers, not {} port {}", toString(sw),
+                 port.value(), toString(Guid{far->node.nodeGuid}), far->node.localPortNum,
+                 expected.description, expectedPort.value());
+    return std::nullopt;
+  }
+  return far->port;
+}
+
 }  // namespace
 
 void FabricService::requestPortProbe(Lid switchLid, bool fromSweep) {
@@ -205,6 +228,8 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     bool cableUp;  // linked (true) or removed (false)
     std::optional<LinkRate> rate;
     PortState nearState = PortState::kActive;  // this end's, for a far end that does not answer
+    PortNum nearPort{};                        // the switch port facing it
+    std::optional<mad::PortInfo> known;        // already read (by directed route)
   };
   std::vector<FarEnd> farEnds;
   std::vector<std::pair<Guid, PortNum>> restored;
@@ -222,11 +247,13 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
   // The cable at `p` is linked again (Active, or init: the SM has not activated it yet; it is
   // back in the model either way, its link_up saying which).
   auto restore = [&](PortNum p, const mad::PortInfo& info, const Node& rn, PortNum rport,
-                     std::optional<LinkRate> rate, std::optional<LinkRate> remoteRate) {
+                     std::optional<LinkRate> rate, std::optional<LinkRate> remoteRate,
+                     std::optional<mad::PortInfo> farInfo = std::nullopt) {
     const auto state = static_cast<PortState>(info.portState & 0xF);
     edit.addLinks.push_back(LinkKey::of(sw.guid, p, rn.guid, rport));
     edit.ports.push_back(updateOf(sw.guid, p, info, rate));
-    farEnds.push_back({rn.guid, rport, probeLid(rn, rport), true, remoteRate, state});
+    farEnds.push_back(
+        {rn.guid, rport, probeLid(rn, rport), true, remoteRate, state, p, std::move(farInfo)});
     restored.push_back({sw.guid, p});
     restored.push_back({rn.guid, rport});
     if (state != PortState::kActive) {
@@ -284,8 +311,16 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
         if (newState != old->state || newPhys != old->physState)
           edit.ports.push_back(updateOf(sw.guid, p, info, std::nullopt));
       } else if (rn.missing) {
-        needCrawl =
-            "port " + std::to_string(p.value()) + " came up towards missing " + rn.description;
+        // The node went missing with its cable (a crawl ran meanwhile): back when the node that
+        // answers through this port is the one remembered, at the port remembered.
+        const auto far = farEndIfItIs(source, topo, sw.guid, p, rn, old->remote->port);
+        if (!far) {
+          needCrawl =
+              "port " + std::to_string(p.value()) + " came up towards missing " + rn.description;
+        } else {
+          edit.nodesBack.push_back(rn.guid);
+          restore(p, info, rn, old->remote->port, std::nullopt, std::nullopt, far);
+        }
       } else {
         // The rates it had before it went down, when a probe saw it go (else the next crawl's).
         const auto was = memory.removed.find({sw.guid, p});
@@ -301,12 +336,8 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       if (isDown(info)) {
         edit.removeLinks.push_back(LinkKey::of(sw.guid, p, rn.guid, old->remote->port));
         edit.ports.push_back(updateOf(sw.guid, p, info, std::nullopt));
-        farEnds.push_back({rn.guid,
-                           old->remote->port,
-                           probeLid(rn, old->remote->port),
-                           false,
-                           {},
-                           PortState::kDown});
+        farEnds.push_back({rn.guid, old->remote->port, probeLid(rn, old->remote->port), false,
+                           std::nullopt, PortState::kDown, p, std::nullopt});
         memory.removed[{sw.guid, p}] = {rn.guid, old->remote->port, old->activeRate,
                                         rp ? rp->activeRate : std::nullopt};
         memory.removed[{rn.guid, old->remote->port}] = {
@@ -316,7 +347,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
         // Activated by the SM (or taken back to Init): the far end's state changed too.
         edit.ports.push_back(updateOf(sw.guid, p, info, old->activeRate));
         farEnds.push_back({rn.guid, old->remote->port, probeLid(rn, old->remote->port), true,
-                           rp ? rp->activeRate : std::nullopt, newState});
+                           rp ? rp->activeRate : std::nullopt, newState, p, std::nullopt});
       }
       if (!isDown(info)) watchActivation(p, newState);
       continue;
@@ -345,14 +376,21 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
   // The far ends of the cables that changed: their own PortInfo (a switch's trap may still be
   // on its way); without an answer, the obvious state.
   for (const auto& f : farEnds) {
-    std::optional<mad::PortInfo> info;
-    if (f.lid.value() != 0) {
+    std::optional<mad::PortInfo> info = f.known;
+    const Node* fn = topo->findNode(f.node);
+    if (!info && f.lid.value() != 0) {
       try {
         auto r = source.probePortInfo(f.lid, {f.port});
         if (!r.empty()) info = r.front();
       } catch (const std::exception&) {
       }
+    } else if (!info && f.cableUp && fn && fn->isCa()) {
+      // A CA port without a LID in the model (back from missing): by directed route.
+      info = farEndIfItIs(source, topo, sw.guid, f.nearPort, *fn, f.port);
     }
+    std::optional<Lid> newLid;
+    if (info && fn && fn->isCa() && info->lid != 0 && Lid{info->lid} != f.lid)
+      newLid = Lid{info->lid};
     if (!info) {
       mad::PortInfo guess;
       guess.portState = static_cast<std::uint8_t>(f.cableUp ? f.nearState : PortState::kDown);
@@ -361,6 +399,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       info = guess;
     }
     edit.ports.push_back(updateOf(f.node, f.port, *info, f.cableUp ? f.rate : std::nullopt));
+    edit.ports.back().lid = newLid;
   }
 
   if (!edit.empty()) {

@@ -118,6 +118,30 @@ class UmadCounterSource final : public CounterSource {
                           {}});
     return portInfos(engine_->run(std::move(requests)));
   }
+  std::optional<FarEnd> probeFarEnd(const TopologyPtr& topology, Guid switchGuid,
+                                    PortNum port) override {
+    ensureSweeper();
+    const Node* sw = topology ? topology->findNode(switchGuid) : nullptr;
+    const auto& paths = lfts_->pathsFor(topology);
+    if (!sw || sw->index >= paths.size() || !paths[sw->index]) return std::nullopt;
+    mad::DirectedPath path = *paths[sw->index];
+    if (path.ports.size() >= mad::DirectedPath::kMaxHops) return std::nullopt;
+    path.ports.push_back(port.value());
+    auto ask = [&](const mad::MadBuffer& smp) -> std::optional<mad::MadBuffer> {
+      std::vector<mad::MadRequest> requests;
+      requests.push_back({mad::directedRouteAddress(), mad::toDirectedRoute(smp, path), {}});
+      const auto results = engine_->run(std::move(requests));
+      if (results.empty() || !results[0].ok() || mad::madStatus(results[0].reply) != 0)
+        return std::nullopt;
+      return results[0].reply;
+    };
+    const auto node = ask(mad::buildNodeInfoGet());
+    if (!node) return std::nullopt;
+    FarEnd out{mad::decodeNodeInfo(*node), std::nullopt};
+    if (const auto info = ask(mad::buildPortInfoGet(out.node.localPortNum)))
+      out.port = mad::decodePortInfo(*info);
+    return out;
+  }
   std::string describe() const override {
     if (proxy_)
       return proxy_->childDescription() + " (mad proxy pid " + std::to_string(proxy_->childPid()) +

@@ -248,6 +248,42 @@ TEST(RememberedFabricSim, MissingHardwareStaysInEveryViewAcrossRestartsUntilForg
   }
   EXPECT_TRUE(hasEvent(*http, "node_missing", hca->name()));
 
+  // The HCA the crawl lost comes back with its cable, without a crawl: the sweeps re-check its
+  // leaf, whose port reads linked, and the node answering there by directed route (NodeInfo) is
+  // the remembered HCA at the remembered port. Within two sweeps; Active with its LID once OpenSM
+  // has activated it.
+  const auto linkUps = [&] {
+    int n = 0;
+    for (const auto& e : http->ok("/api/v1/events?since=0&limit=10000&type=link_up")["events"])
+      n += e["node"] == hca->name() || e["remote"].value("node", "") == hca->name();
+    return n;
+  };
+  const int upsBefore = linkUps();
+  const int crawlsBefore = http->ok("/api/v1/health")["crawl"]["runs"].get<int>();
+  const int sweepAtHcaBack = sweepNow();
+  ASSERT_EQ(fabric.cmd(relinkHca).exitCode, 0);
+  ASSERT_TRUE(waitFor([&] { return !downLinks(*http).count(hcaLink); }, 30s, 100ms))
+      << http->ok("/api/v1/links?state=down").dump();
+  EXPECT_LE(sweepNow() - sweepAtHcaBack, 4) << "sweeps it took";
+  EXPECT_EQ(linkUps(), upsBefore + 1);
+  node = http->ok("/api/v1/nodes/" + hcaGuid);
+  EXPECT_TRUE(node["missing"].is_null()) << node.dump();
+  EXPECT_EQ(http->ok("/api/v1/topology")["missing"]["cas"], 0);
+  EXPECT_TRUE(waitFor(
+      [&] {
+        const json n = http->ok("/api/v1/nodes/" + hcaGuid);
+        return n["lid"].get<int>() != 0 && n["ports"][0]["state"] == "Active";
+      },
+      90s, 200ms))
+      << http->ok("/api/v1/nodes/" + hcaGuid).dump();
+  EXPECT_EQ(http->ok("/api/v1/health")["crawl"]["runs"].get<int>(), crawlsBefore);
+  // Pulled again, and crawled: a missing node once more, for the forgetting below.
+  ASSERT_EQ(fabric.cmd("Unlink \"" + hca->id + "\"[1]").exitCode, 0);
+  ASSERT_TRUE(waitFor([&] { return downLinks(*http).count(hcaLink) > 0; }, 30s, 100ms));
+  EXPECT_EQ(http->post("/api/v1/discover", kToken).first, 202);
+  ASSERT_TRUE(waitFor([&] { return http->ok("/api/v1/nodes/" + hcaGuid)["missing"].is_object(); },
+                      60s, 200ms));
+
   // Forgetting: present hardware never; the missing HCA with the CLI, the cable by REST.
   httplib::Headers auth{{"Authorization", std::string("Bearer ") + kToken}};
   auto present =

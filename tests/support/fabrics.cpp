@@ -103,11 +103,20 @@ TopologyPtr switchCaPair(Port port, bool linked, std::string caDescription) {
 TopologyPtr hostLeafSpine(const HostLeafSpineOptions& options) {
   const int leafPorts = options.spareLeafPort ? 3 : 2;
   TopologyBuilder b;
-  b.addNode({NodeType::kCa, kHlsCa, kHlsCa, "host1 mlx5_0", 0, 0, 0, 1});
+  const bool host = !options.hostUnplugged;
+  if (host) b.addNode({NodeType::kCa, kHlsCa, kHlsCa, "host1 mlx5_0", 0, 0, 0, 1});
   b.addNode({NodeType::kSwitch, kHlsLeaf, kHlsLeaf, "leaf", 0, 0, 0, leafPorts});
   b.addNode({NodeType::kSwitch, kHlsSpine, kHlsSpine, "spine", 0, 0, 0, 1});
-  b.addPort(kHlsCa, activePort(1, Guid{kHlsCa.value() + 1}, kHlsCaLid));
-  for (int p = 0; p <= 2; ++p) b.addPort(kHlsLeaf, activePort(p, kHlsLeaf, kHlsLeafLid));
+  if (host) b.addPort(kHlsCa, activePort(1, Guid{kHlsCa.value() + 1}, kHlsCaLid));
+  for (int p = 0; p <= 2; ++p) {
+    Port port = activePort(p, kHlsLeaf, kHlsLeafLid);
+    if (p == 1 && !host) {
+      port.state = PortState::kDown;
+      port.physState = PhysPortState::kPolling;
+      port.activeRate.reset();
+    }
+    b.addPort(kHlsLeaf, port);
+  }
   if (options.spareLeafPort) {
     Port idle = activePort(3, kHlsLeaf, kHlsLeafLid);
     idle.state = PortState::kDown;
@@ -116,7 +125,7 @@ TopologyPtr hostLeafSpine(const HostLeafSpineOptions& options) {
     b.addPort(kHlsLeaf, idle);
   }
   for (int p = 0; p <= 1; ++p) b.addPort(kHlsSpine, activePort(p, kHlsSpine, kHlsSpineLid));
-  b.connect(kHlsCa, PortNum{1}, kHlsLeaf, PortNum{1});
+  if (host) b.connect(kHlsCa, PortNum{1}, kHlsLeaf, PortNum{1});
   b.connect(kHlsLeaf, PortNum{2}, kHlsSpine, PortNum{1});
   if (!options.nodeNameMap.empty()) {
     b.setNodeNameMap(

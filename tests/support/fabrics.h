@@ -80,6 +80,8 @@ struct HostLeafSpineOptions {
   bool spareLeafPort = false;
   /// Node-name-map text (NodeNameMap::parse) applied to the snapshot; none when empty.
   std::string nodeNameMap;
+  /// What a crawl finds while the host's only cable is out: no host, leaf port 1 Down/Polling.
+  bool hostUnplugged = false;
 };
 
 /// host "host1 mlx5_0" [1] -- [1] "leaf" [2] -- [1] "spine": every port Active/LinkUp with

@@ -46,6 +46,9 @@ struct ProbeScript {
   /// Run once by the next forwarding-table read, before it calls its `between` hook.
   std::function<void()> duringRead;
   int probesWhenReadEnded = -1;
+  /// probeFarEnd answers by (switch GUID, port), scripted by the test.
+  std::map<std::pair<std::uint64_t, int>, CounterSource::FarEnd> farEnds;
+  int farEndProbes = 0;
   void set(Lid lid, int p, PortState s, PhysPortState ph) {
     std::lock_guard lock(mu);
     mad::PortInfo info;
@@ -73,6 +76,12 @@ class ProbingSource final : public CounterSource {
                                                  : std::optional<mad::PortInfo>(it->second));
     }
     return out;
+  }
+  std::optional<FarEnd> probeFarEnd(const TopologyPtr&, Guid sw, PortNum port) override {
+    std::lock_guard lock(script_->mu);
+    ++script_->farEndProbes;
+    auto it = script_->farEnds.find({sw.value(), port.value()});
+    return it == script_->farEnds.end() ? std::nullopt : std::optional<FarEnd>(it->second);
   }
   void setBetweenSlices(std::function<void()> hook) override { between_ = std::move(hook); }
   /// A read in two slices: what the test asked for, then the hook between the slices.
@@ -176,6 +185,96 @@ TEST(ApiOsmService, TrapReprobesTheSwitchAndPublishesLinkDownWithoutACrawl) {
   const Port* leaf2 = s->topology->findNode(kLeaf)->port(PortNum{2});
   ASSERT_TRUE(leaf2->activeRate);
   EXPECT_EQ(*leaf2->activeRate, k4xHdr);  // the rate it had before the cable went down
+}
+
+/// The host crawled away (its only cable out when a crawl ran): kCa is remembered missing.
+void crawlWithoutTheHost(Harness& h) {
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
+  h.script->set(kLeafLid, 1, PortState::kDown, PhysPortState::kPolling);
+  testing::HostLeafSpineOptions unplugged;
+  unplugged.hostUnplugged = true;
+  h.topo->push(testing::hostLeafSpine(unplugged));
+  h.service->requestCrawl();
+  ASSERT_TRUE(waitFor(
+      [&] {
+        const auto t = h.service->state()->topology;
+        const Node* ca = t ? t->findNode(kCa) : nullptr;
+        return ca && ca->missing;
+      },
+      10s));
+}
+
+CounterSource::FarEnd farEnd(Guid node, int port, Lid lid, PortState state) {
+  CounterSource::FarEnd f;
+  f.node.nodeType = 1;
+  f.node.numPorts = 1;
+  f.node.nodeGuid = node.value();
+  f.node.portGuid = node.value() + 1;
+  f.node.localPortNum = static_cast<std::uint8_t>(port);
+  mad::PortInfo info;
+  info.lid = lid.value();
+  info.portState = static_cast<std::uint8_t>(state);
+  info.portPhysState = static_cast<std::uint8_t>(PhysPortState::kLinkUp);
+  info.localPortNum = static_cast<std::uint8_t>(port);
+  f.port = info;
+  return f;
+}
+
+TEST(ApiOsmService, AHostCrawledAwayIsBackWithItsCableWhenItsNodeInfoAnswers) {
+  Harness h;
+  crawlWithoutTheHost(h);
+  const int crawls = h.topo->calls();
+  EXPECT_EQ(h.service->state()->topology->findNode(kCa)->port(PortNum{1})->lid, Lid{});
+
+  // The cable is back; the SM has not activated it, nor (yet) given the port its LID again.
+  h.script->set(kLeafLid, 1, PortState::kInit, PhysPortState::kLinkUp);
+  {
+    std::lock_guard lock(h.script->mu);
+    h.script->farEnds[{kLeaf.value(), 1}] = farEnd(kCa, 1, Lid{}, PortState::kInit);
+  }
+  h.service->requestPortProbe(kLeafLid);
+  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkUp).size() == 1; }, 10s));
+  auto t = h.service->state()->topology;
+  const Node* ca = t->findNode(kCa);
+  ASSERT_NE(ca, nullptr);
+  EXPECT_FALSE(ca->missing);
+  EXPECT_EQ(countMissing(*t).nodes(), 0u);
+  EXPECT_EQ(countMissing(*t).links, 0u);
+  EXPECT_EQ(t->activity(t->links()[*ca->port(PortNum{1})->link]), LinkActivity::kInit);
+  EXPECT_EQ(h.topo->calls(), crawls);  // no crawl
+
+  // The SM activates it and assigns the LID: read by directed route (the model has none).
+  h.script->set(kLeafLid, 1, PortState::kActive, PhysPortState::kLinkUp);
+  {
+    std::lock_guard lock(h.script->mu);
+    h.script->farEnds[{kLeaf.value(), 1}] = farEnd(kCa, 1, Lid{7}, PortState::kActive);
+  }
+  h.service->requestPendingProbes();
+  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkActive).size() == 1; }, 10s));
+  t = h.service->state()->topology;
+  EXPECT_EQ(t->findNode(kCa)->port(PortNum{1})->lid, Lid{7});
+  EXPECT_EQ(t->findNode(kCa)->port(PortNum{1})->state, PortState::kActive);
+  EXPECT_EQ(t->findLid(Lid{7})->node, t->findNode(kCa)->index);
+  EXPECT_EQ(h.topo->calls(), crawls);
+}
+
+TEST(ApiOsmService, ANodeOtherThanTheMissingOneAtTheFarEndIsLeftToACrawl) {
+  Harness h;
+  crawlWithoutTheHost(h);
+  const int crawls = h.topo->calls();
+  h.script->set(kLeafLid, 1, PortState::kActive, PhysPortState::kLinkUp);
+  {
+    std::lock_guard lock(h.script->mu);
+    // Another HCA was cabled to the port (or the old one to another port of it).
+    h.script->farEnds[{kLeaf.value(), 1}] = farEnd(Guid{0x777000}, 1, Lid{9}, PortState::kActive);
+  }
+  h.service->requestPortProbe(kLeafLid);
+  ASSERT_TRUE(waitFor([&] { return h.topo->calls() == crawls + 1; }, 10s));  // a trap's: crawls
+  EXPECT_TRUE(h.events(EventType::kLinkUp).empty());
+  {
+    std::lock_guard lock(h.script->mu);
+    EXPECT_EQ(h.script->farEndProbes, 1);
+  }
 }
 
 TEST(ApiOsmService, AProbeAskedForDuringATableReadRunsBeforeTheReadEnds) {

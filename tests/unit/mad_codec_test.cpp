@@ -236,6 +236,32 @@ TEST(MadCodecTest, PortInfoAndSwitchInfoRoundTrip) {
   EXPECT_EQ(field(sw, IB_SMP_DATA_OFFS, IB_SW_LINEAR_FDB_TOP_F), 300u);
 }
 
+TEST(MadCodecTest, NodeInfoRoundTripAtTheSpecOffsets) {
+  NodeInfo ni;
+  ni.baseVersion = 1;
+  ni.classVersion = 1;
+  ni.nodeType = 1;
+  ni.numPorts = 2;
+  ni.systemImageGuid = 0x0002c90300a1b2c3ull;
+  ni.nodeGuid = 0x0000000000100040ull;
+  ni.portGuid = 0x0000000000100041ull;
+  ni.partitionCap = 64;
+  ni.deviceId = 0x1017;
+  ni.revision = 0xa0;
+  ni.localPortNum = 1;
+  ni.vendorId = 0x02c9;
+  MadBuffer mad = buildNodeInfoGet();
+  EXPECT_EQ(decodeHeader(mad).attributeId, 0x0011);
+  encodeNodeInfo(mad, ni);
+  EXPECT_EQ(decodeNodeInfo(mad), ni);
+  // IBA 14.2.5.3: NodeGUID at byte 12, PortGUID at 20, LocalPortNum at 39 of the attribute.
+  const std::uint8_t* data = mad.data() + IB_SMP_DATA_OFFS;
+  EXPECT_EQ(data[12 + 7], 0x40);
+  EXPECT_EQ(data[20 + 7], 0x41);
+  EXPECT_EQ(data[39], 1);
+  EXPECT_EQ(field(mad, IB_SMP_DATA_OFFS, IB_NODE_VENDORID_F), 0x02c9u);
+}
+
 TEST(MadCodecTest, LinearForwardingBlockRoundTrip) {
   LinearForwardingBlock b;
   b.block = 2;
