@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -338,6 +339,11 @@ TEST_F(ApiJobs, AttributionNamesTheJobsOnASharedUplinkAndTheirShares) {
     ++series;
   EXPECT_GT(series, 0u);
   EXPECT_LE(series, 6u);
+  if (::access("/usr/bin/promtool", X_OK) == 0) {
+    const auto file = testing::writeScratchFile("api-jobs-metrics.txt", m->body);
+    const auto r = testing::runProcess({"sh", "-c", "promtool check metrics < " + file.string()});
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+  }
 }
 
 TEST_F(ApiJobs, JobCongestedFiresOncePerEpisodeNamingTheNeighbours) {
