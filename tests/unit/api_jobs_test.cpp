@@ -373,5 +373,42 @@ TEST_F(ApiJobs, JobCongestedFiresOncePerEpisodeNamingTheNeighbours) {
   EXPECT_EQ(daemon_.jobs()->stats().congestedEvents, 2u);
 }
 
+TEST(ApiJobsNotReady, WithoutForwardingTablesJobsAreListedButNotAttributed) {
+  testing::InProcessDaemon d;  // the fake source serves no tables
+  d.topology().push(testing::routableTopology(testing::twoLevel(2, 1, 2)));
+  d.startJobs();
+  RestOptions ro;
+  ro.token = "t0ken";
+  ASSERT_GT(d.serve(ro), 0);
+  ASSERT_TRUE(d.startAndWaitReady());
+  httplib::Headers h{{"Authorization", "Bearer t0ken"}};
+  auto res = d.client().Put("/api/v1/jobs/j", h,
+                            R"({"hosts": ["dgx0001", "dgx0003"], "pattern": "alltoall"})",
+                            "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 201) << res->body;
+  const json put = json::parse(res->body);
+  EXPECT_TRUE(put["bottleneck_at_start_bytes_per_second"].is_null()) << put.dump();
+  res = d.client().Get("/api/v1/jobs");
+  ASSERT_TRUE(res);
+  const json list = json::parse(res->body);
+  EXPECT_EQ(list["attributed"], false) << list.dump();
+  EXPECT_THAT(list["not_ready"].get<std::string>(), HasSubstr("forwarding tables")) << list.dump();
+  ASSERT_EQ(list["jobs"].size(), 1u);
+  res = d.client().Get("/api/v1/jobs/j/fabric");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503) << res->body;
+  // A link's jobs: the cable is known, nothing is attributed to it yet.
+  const auto topo = d.service().state()->topology;
+  const Node& hca = topo->node(topo->findHost("dgx0001")->hcas.at(0));
+  res = d.client().Get("/api/v1/links/" + toString(hca.guid) + "/1/jobs");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  const json l = json::parse(res->body);
+  EXPECT_EQ(l["attributed"], false);
+  EXPECT_TRUE(l["tx"].is_null());
+  d.stopServing();
+}
+
 }  // namespace
 }  // namespace ibfabric::api
