@@ -30,6 +30,7 @@ constexpr std::array<std::string_view, kEventTypeCount> kNames = {
     "unreachable_traffic",
     "hardware_forgotten",
     "link_active",
+    "job_congested",
 };
 
 EventEnd endOf(const LinkEnd& e) { return EventEnd{e.node.guid, e.node.description, e.port}; }

@@ -57,13 +57,16 @@ enum class EventType : std::uint8_t {
   /// A cable physically linked but not Active (link_up while the subnet manager had not yet
   /// activated it, or Active ports taken back to Init) is Active: it carries traffic again.
   kLinkActive,
+  /// A job's hottest link passed the congestion threshold (api/service/job_service.h); names
+  /// the other jobs on that link. Once per episode.
+  kJobCongested,
   kCount,  ///< Not a type: the number of types. New types go above it.
 };
 inline constexpr std::size_t kEventTypeCount = static_cast<std::size_t>(EventType::kCount);
 /// "link_down", "link_up", "link_degraded", "link_recovered", "flapping", "error_threshold",
 /// "congestion_high", "congestion_cleared", "counter_reset", "port_unreachable", "port_gone",
 /// "counters_cleared", "node_missing", "node_returned", "pool_allocation_degraded",
-/// "unreachable_traffic", "hardware_forgotten", "link_active".
+/// "unreachable_traffic", "hardware_forgotten", "link_active", "job_congested".
 std::string_view toString(EventType t);
 std::optional<EventType> parseEventType(std::string_view text);
 

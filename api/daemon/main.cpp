@@ -29,6 +29,7 @@
 #include "api/service/counter_source.h"
 #include "api/service/event_journal.h"
 #include "api/service/fabric_service.h"
+#include "api/service/job_service.h"
 #include "api/service/state_store.h"
 #include "discovery/node_name_map.h"
 #include "telemetry/heap_tuning.h"
@@ -129,6 +130,16 @@ EventJournalOptions journalOptions(const ServiceConfig& config) {
   return jo;
 }
 
+/// The jobs' thresholds; reported jobs are kept in the state directory when there is one.
+JobServiceOptions jobOptions(const ServiceConfig& config) {
+  JobServiceOptions jo;
+  jo.congestedUtilization = config.jobsCongestedUtilization;
+  jo.clearUtilization = config.jobsClearUtilization;
+  if (!config.stateDir.empty())
+    jo.registryFile = std::filesystem::path(config.stateDir) / JobRegistry::kFileName;
+  return jo;
+}
+
 RestOptions restOptions(const ServiceConfig& config) {
   RestOptions ro;
   ro.token = config.apiToken;
@@ -202,6 +213,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   std::unique_ptr<EventJournal> journal;  // the event log written to it
   std::unique_ptr<PlacementService> placement;
   std::unique_ptr<PoolService> pool;  // the GPU pool allocator, with a `pool:` block
+  std::unique_ptr<JobService> jobs;   // jobs and the links they load
   std::unique_ptr<RestServer> serverPtr;
   std::unique_ptr<OsmEventListener> osm;
   std::unique_ptr<mad::TrapSubscription> traps;  // with sm_traps (the default)
@@ -236,8 +248,9 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
         throw std::runtime_error(std::string("pool: ") + e.what());
       }
     }
-    serverPtr = std::make_unique<RestServer>(DaemonServices{*servicePtr, *placement, pool.get()},
-                                             restOptions(config));
+    jobs = std::make_unique<JobService>(*servicePtr, *placement, pool.get(), jobOptions(config));
+    serverPtr = std::make_unique<RestServer>(
+        DaemonServices{*servicePtr, *placement, pool.get(), jobs.get()}, restOptions(config));
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 1;
@@ -273,6 +286,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   if (config.smTraps)
     traps = startTrapSubscription(service, requests, uo.proxyArgv, config.ca, config.caPort);
   if (pool) pool->start();
+  jobs->start();
   std::thread http([&server] {
     if (!server.run()) spdlog::error("http server stopped with an error");
   });
@@ -282,6 +296,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   if (traps) traps->stop();  // unsubscribes
   if (osm) osm->stop();
   coalescer.stop();  // after its sources, before the service its work calls
+  jobs->stop();
   if (pool) pool->stop();
   service.stop();
   if (journal) journal->stop();  // writes the last events

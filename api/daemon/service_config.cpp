@@ -296,6 +296,24 @@ void applyStateKeys(const YAML::Node& state, ServiceConfig& c) {
     c.stateForgetMissingAfterDays = scalar<double>(n, "state.forget_missing_after_days");
 }
 
+/// The `jobs` mapping: the job_congested thresholds.
+void applyJobKeys(const YAML::Node& jobs, ServiceConfig& c) {
+  if (!jobs.IsMap()) throw ConfigError("config: \"jobs\" must be a mapping");
+  for (const auto& kv : jobs) {
+    const std::string key = scalar<std::string>(kv.first, "key");
+    if (key != "congested_utilization" && key != "clear_utilization")
+      throw ConfigError("config: unknown key \"jobs." + key + "\"");
+  }
+  if (auto n = jobs["congested_utilization"])
+    c.jobsCongestedUtilization = scalar<double>(n, "jobs.congested_utilization");
+  if (auto n = jobs["clear_utilization"])
+    c.jobsClearUtilization = scalar<double>(n, "jobs.clear_utilization");
+  if (!(c.jobsCongestedUtilization > 0.0 && c.jobsCongestedUtilization <= 1.0))
+    throw ConfigError("jobs.congested_utilization: must be in (0, 1]");
+  if (!(c.jobsClearUtilization > 0.0 && c.jobsClearUtilization <= c.jobsCongestedUtilization))
+    throw ConfigError("jobs.clear_utilization: must be in (0, congested_utilization]");
+}
+
 /// The `mad` mapping: the engine's limits and its policy.
 void applyMadKeys(const YAML::Node& mad, ServiceConfig& c) {
   static const std::set<std::string> keys = {"window",         "timeout_ms",   "retries",
@@ -326,9 +344,10 @@ ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
   if (root.IsNull()) return c;
   if (!root.IsMap()) throw ConfigError("config: the top level must be a mapping");
   static const std::set<std::string> known = {
-      "listen",         "crawl_interval", "sweep_interval", "crawl_timeout", "ca",
-      "ca_port",        "log_level",      "api_token",      "mad",           "history_depth",
-      "event_capacity", "node_name_map",  "pool",           "state",         "k8s_node_name_map"};
+      "listen", "crawl_interval", "sweep_interval",    "crawl_timeout",
+      "ca",     "ca_port",        "log_level",         "api_token",
+      "mad",    "history_depth",  "event_capacity",    "node_name_map",
+      "pool",   "state",          "k8s_node_name_map", "jobs"};
   // Operational keys (docs/daemon.md): parsed by applyOperationalKeys below.
   static const std::set<std::string> operational = {"clear_saturated_counters", "expected_topology",
                                                     "metrics", "tls"};
@@ -360,6 +379,7 @@ ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
   if (auto n = root["event_capacity"]) c.eventCapacity = scalar<std::size_t>(n, "event_capacity");
   if (auto n = root["pool"]) c.pool = parsePoolConfig(n);
   if (auto n = root["state"]) applyStateKeys(n, c);
+  if (auto n = root["jobs"]) applyJobKeys(n, c);
   if (auto mad = root["mad"]) {
     if (!mad.IsMap()) throw ConfigError("config: \"mad\" must be a mapping");
     applyMadKeys(mad, c);

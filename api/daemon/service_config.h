@@ -36,6 +36,8 @@
 //           forget_missing_after_days: 0}
 //                                   # durable state: the SQLite store (events and the remembered
 //                                   # fabric; docs/daemon.md); empty dir = in memory only
+//   jobs: {congested_utilization: 0.8, clear_utilization: 0.6}
+//                                   # job_congested events (api/service/job_service.h)
 //
 // Plain value type; loading is a pure function of its input.
 #pragma once
@@ -120,6 +122,10 @@ struct ServiceConfig {
   std::uint32_t crawlCheckRemovalAfter = 3;
   bool crawlCheckEnabled = true;
   PoolConfig pool;
+  /// `jobs:`: a job's hottest link at this utilization fires `job_congested`; below the clear
+  /// level the episode ends (0 < clear <= congested <= 1).
+  double jobsCongestedUtilization = 0.8;
+  double jobsClearUtilization = 0.6;
   /// The state directory (api/service/state_store.h); empty: nothing is kept across restarts.
   std::string stateDir;
   double stateEventMaxAgeDays = 30;         ///< 0: no age limit

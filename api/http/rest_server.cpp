@@ -142,6 +142,7 @@ void RestServer::routes() {
   addPlacementRoutes(r);
   addPoolRoutes(r);
   addWhatIfRoutes(r);
+  addJobRoutes(r);
   addMapRoutes(r);
   addUiRoutes(r);
 }

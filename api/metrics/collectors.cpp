@@ -23,6 +23,7 @@ std::vector<CollectorPtr> liveCollectors(const DaemonServices& services) {
   c.push_back(processCollector());
   c.push_back(placementCollector(services.placement));
   if (services.pool) c.push_back(poolCollector(*services.pool));
+  if (services.jobs) c.push_back(jobCollector(*services.jobs));
   return c;
 }
 

@@ -14,7 +14,7 @@ namespace ibfabric::api {
 /// State collectors, in page order: daemon, topology, mad, events, store, routing, lft, osm,
 /// sm_traps, ports, links.
 std::vector<CollectorPtr> stateCollectors();
-/// Live collectors: the process, placement, and the pool when there is one.
+/// Live collectors: the process, placement, and the pool and the jobs when there are.
 std::vector<CollectorPtr> liveCollectors(const DaemonServices& services);
 
 CollectorPtr daemonCollector();    ///< readiness, failures per fabric read
@@ -31,6 +31,7 @@ CollectorPtr linkCollector();      ///< per-link health
 CollectorPtr processCollector();   ///< live: the daemon's memory, CPU, threads, fds and heap
 CollectorPtr placementCollector(const PlacementService& placement);
 CollectorPtr poolCollector(const PoolService& pool);
+CollectorPtr jobCollector(const JobService& jobs);  ///< live: jobs and their hottest links
 
 /// The forwarding-table freshness families of `tables` (what lftCollector writes).
 void writeLftStatus(MetricWriter& out, const routing::ForwardingTables& tables);

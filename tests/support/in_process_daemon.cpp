@@ -33,7 +33,15 @@ InProcessDaemon::InProcessDaemon(Options options) : counters_(std::move(options.
 
 InProcessDaemon::~InProcessDaemon() {
   stopServing();
+  if (jobs_) jobs_->stop();
   service_->stop();
+}
+
+api::JobService& InProcessDaemon::startJobs(api::PoolService* pool,
+                                            api::JobServiceOptions options) {
+  jobs_ = std::make_unique<api::JobService>(*service_, *placement_, pool, std::move(options));
+  jobs_->start();
+  return *jobs_;
 }
 
 int InProcessDaemon::serve(api::RestOptions options, api::PoolService* pool) {

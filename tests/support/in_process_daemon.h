@@ -51,10 +51,15 @@ class InProcessDaemon {
   const std::shared_ptr<api::FakeCounterControl>& counters() const { return counters_; }
   api::FabricService& service() { return *service_; }
   api::PlacementService& placement() { return *placement_; }
-  /// The services as the daemon's main hands them to the http room (`pool` optional).
+  /// The services as the daemon's main hands them to the http room (`pool` optional; the jobs
+  /// when startJobs() made them).
   api::DaemonServices services(api::PoolService* pool = nullptr) {
-    return {*service_, *placement_, pool};
+    return {*service_, *placement_, pool, jobs_.get()};
   }
+  /// Creates and starts the daemon's JobService (over `pool` when given, which must outlive this
+  /// daemon's server); call before serve() so its routes and metrics are served.
+  api::JobService& startJobs(api::PoolService* pool = nullptr, api::JobServiceOptions options = {});
+  api::JobService* jobs() { return jobs_.get(); }
 
   /// Creates the RestServer (with `pool`'s routes and metrics when given; call stopServing()
   /// before the pool goes), binds 127.0.0.1:0 and serves from a thread. Returns the port, or -1
@@ -80,6 +85,7 @@ class InProcessDaemon {
   api::ScriptedTopologySource* topology_ = nullptr;  // owned by service_
   std::unique_ptr<api::FabricService> service_;
   std::unique_ptr<api::PlacementService> placement_;
+  std::unique_ptr<api::JobService> jobs_;
   std::unique_ptr<api::RestServer> server_;
   std::thread http_;
   int port_ = -1;

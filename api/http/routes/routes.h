@@ -43,6 +43,9 @@ void addPlacementRoutes(Router& r);
 void addPoolRoutes(Router& r);
 /// POST /api/v1/whatif: what a drain of switches and cables would break (whatif_routes.cpp).
 void addWhatIfRoutes(Router& r);
+/// /api/v1/jobs..., GET /api/v1/links/{guid}/{port}/jobs: jobs and the links they load
+/// (job_routes.cpp).
+void addJobRoutes(Router& r);
 /// GET /api/v1/openapi.json (openapi_routes.cpp).
 void addOpenApiRoutes(Router& r);
 /// GET /metrics (metrics_routes.cpp).

@@ -47,5 +47,7 @@ IBF.api = (() => {
     placement: (body) => post("/placement", body),
     pool: () => get("/pool"),
     poolAllocations: () => get("/pool/allocations"),
+    jobs: () => get("/jobs"),
+    jobFabric: (id) => get("/jobs/" + enc(id) + "/fabric?limit=20"),
   };
 })();

@@ -1,7 +1,7 @@
 // The side panels: details of what was clicked (a switch's or host's ports with rates, counters,
 // health reasons and the history sparkline; a trunk's cables; the route between two picked
-// hosts), search, the placement form (and the pool's allocations), the events list with its
-// filters, and the collector health. Text goes in with textContent; no markup from the daemon.
+// hosts), search, the placement form (and the pool's allocations), the jobs and one job's links,
+// the events list with its filters, and the collector health. Text goes in with textContent; no markup from the daemon.
 "use strict";
 window.IBF = window.IBF || {};
 IBF.panels = (() => {
@@ -240,6 +240,45 @@ IBF.panels = (() => {
     }
   }
 
+  const linkName = (l) => l.from.node + "[" + l.from.port + "] → " + l.to.node + "[" + l.to.port + "]";
+
+  /// One job's links (GET /jobs/{id}/fabric): hottest first, each with the job's share and the
+  /// other jobs on it; the job's hosts and hottest links are marked on the map.
+  async function jobFabric(id) {
+    const box = $("job-fabric");
+    box.replaceChildren(h("p", {}, "loading " + id + " …"));
+    try {
+      const f = await IBF.api.jobFabric(id);
+      const b = f.bottleneck || {};
+      const others = (l) => (l.neighbours || []).map((n) => n.job + " " + pct(n.share)).join(", ");
+      box.replaceChildren(
+        h("h4", { "data-job": f.id }, f.id + " (" + f.source + ", " + f.pattern + ", " + f.hosts.length + " hosts)"),
+        h("p", {}, "predicted bottleneck now " + rate(b.now_bytes_per_second) + ", at start " +
+          rate(b.at_start_bytes_per_second) + " · " + f.links_used + " links, " + f.flows + " flows"),
+        table(["hottest link", "util", "cong", "share", "neighbours"], f.hottest_links.map((l) =>
+          [linkName(l), pct(l.utilization), pct(l.congestion), pct(l.share), others(l)])),
+        h("p", {}, "neighbours: " + (f.neighbours.map((n) => n.job).join(", ") || "none")));
+      IBF.app.showPlacement({ hosts: f.hosts, hot: f.hottest_links });
+    } catch (e) { fail(box, e); }
+  }
+
+  /// The jobs (pool allocations and reported ones) with their hottest link now.
+  async function jobs() {
+    const box = $("jobs");
+    try {
+      const r = await IBF.api.jobs();
+      const list = h("ul", { class: "allocations" });
+      for (const j of r.jobs) {
+        const hot = j.hottest_link ? " · hottest " + pct(j.hottest_link.utilization) : "";
+        const li = h("li", { class: "clickable", "data-job": j.id }, j.id + " (" + j.source + ", " + j.hosts.length + " hosts)" + hot);
+        li.addEventListener("click", () => jobFabric(j.id));
+        list.append(li);
+      }
+      box.replaceChildren(h("h4", {}, "jobs (" + r.jobs.length + ")"), list,
+        r.not_ready ? h("p", { class: "warning" }, "not attributed yet: " + r.not_ready) : "");
+    } catch (e) { fail(box, e); }
+  }
+
   const events = [];
   const types = new Set();
   function addEvents(list) {
@@ -292,11 +331,12 @@ IBF.panels = (() => {
         b.classList.add("active");
         $("tab-" + b.dataset.tab).classList.add("active");
         if (b.dataset.tab === "placement") pool(IBF.app.state.map && IBF.app.state.map.pool);
+        if (b.dataset.tab === "jobs") jobs();
       });
     }
     $("ev-type").addEventListener("change", showEvents);
     $("ev-text").addEventListener("input", showEvents);
   }
 
-  return { init, details, route, search, placement, pool, addEvents, health };
+  return { init, details, route, search, placement, pool, jobs, jobFabric, addEvents, health };
 })();
