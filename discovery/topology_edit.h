@@ -27,7 +27,7 @@ struct PortStateUpdate {
   /// Active width and speed; nullopt while the link is not up.
   std::optional<LinkRate> activeRate;
   /// The port's LID, when known to have changed (a CA port back from missing); nullopt: kept.
-  std::optional<Lid> lid;
+  std::optional<Lid> lid = std::nullopt;
 };
 
 struct TopologyEdit {
