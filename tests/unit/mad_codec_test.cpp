@@ -254,11 +254,12 @@ TEST(MadCodecTest, NodeInfoRoundTripAtTheSpecOffsets) {
   EXPECT_EQ(decodeHeader(mad).attributeId, 0x0011);
   encodeNodeInfo(mad, ni);
   EXPECT_EQ(decodeNodeInfo(mad), ni);
-  // IBA 14.2.5.3: NodeGUID at byte 12, PortGUID at 20, LocalPortNum at 39 of the attribute.
+  // IBA 14.2.5.3: NodeGUID at byte 12, PortGUID at 20, LocalPortNum at 36, VendorID in 37–39.
   const std::uint8_t* data = mad.data() + IB_SMP_DATA_OFFS;
   EXPECT_EQ(data[12 + 7], 0x40);
   EXPECT_EQ(data[20 + 7], 0x41);
-  EXPECT_EQ(data[39], 1);
+  EXPECT_EQ(data[36], 1);
+  EXPECT_EQ(data[39], 0xc9);
   EXPECT_EQ(field(mad, IB_SMP_DATA_OFFS, IB_NODE_VENDORID_F), 0x02c9u);
 }
 
