@@ -101,7 +101,8 @@ TopologyPtr applyTopologyEdit(const Topology& before, const TopologyEdit& edit) 
       auto it = updates.find({g, p});
       return it != updates.end() && it->second->state == PortState::kActive;
     };
-    if (l.missing && (cablesBack.count(key) || (upNow(na.guid, l.a.port) && upNow(nb.guid, l.b.port)))) {
+    if (l.missing &&
+        (cablesBack.count(key) || (upNow(na.guid, l.a.port) && upNow(nb.guid, l.b.port)))) {
       b.connect(na.guid, l.a.port, nb.guid, l.b.port);
       continue;
     }

@@ -1,9 +1,10 @@
 // SMP attributes (LID-routed subnet management class 0x01): request builders and decoders for
-// NodeInfo, PortInfo, SwitchInfo and LinearForwardingTable blocks; and the directed-route form (class
-// 0x81) of any of these requests, for nodes LID routing cannot reach.
+// NodeInfo, PortInfo, SwitchInfo and LinearForwardingTable blocks; and the directed-route form
+// (class 0x81) of any of these requests, for nodes LID routing cannot reach.
 //
-// Fields go through libibmad's IB_NODE_*, IB_PORT_*, IB_SW_*, IB_LINEAR_FORW_TBL_F and IB_DRSMP_* tables
-// (the attribute data is at byte 64 in both SMP forms). Pure functions on values; thread-safe.
+// Fields go through libibmad's IB_NODE_*, IB_PORT_*, IB_SW_*, IB_LINEAR_FORW_TBL_F and IB_DRSMP_*
+// tables (the attribute data is at byte 64 in both SMP forms). Pure functions on values;
+// thread-safe.
 #pragma once
 
 #include <array>
