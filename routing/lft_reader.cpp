@@ -72,11 +72,11 @@ mad::Clock::duration LftReader::backoff(int failures) const {
   return std::min(d, options_.maxRetryBackoff);
 }
 
-const std::vector<std::optional<mad::DirectedPath>>& LftReader::pathsFor(
-    const TopologyPtr& topology) {
+std::shared_ptr<const LftReader::DirectedPaths> LftReader::pathsFor(const TopologyPtr& topology) {
   if (pathsTopology_ != topology) {
-    paths_ = options_.localPort.value() != 0 ? directedPaths(*topology, options_.localPort)
-                                             : std::vector<std::optional<mad::DirectedPath>>{};
+    paths_ = std::make_shared<const DirectedPaths>(
+        options_.localPort.value() != 0 ? directedPaths(*topology, options_.localPort)
+                                        : DirectedPaths{});
     pathsTopology_ = topology;
   }
   return paths_;
@@ -189,7 +189,8 @@ std::vector<LftReader::Outcome> LftReader::readSwitches(const TopologyPtr& topol
   // Directed-route fallback for the switches LID routing did not reach.
   which.clear();
   const bool fallback = options_.localPort.value() != 0;
-  const auto& paths = fallback ? pathsFor(topology) : paths_;
+  const auto held = fallback ? pathsFor(topology) : paths_;
+  const DirectedPaths& paths = *held;
   for (std::size_t i = 0; i < switches.size(); ++i) {
     Outcome& o = out[i];
     if (o.table || o.answered || !fallback) continue;  // a MAD error is an answer: no fallback
@@ -376,7 +377,8 @@ ForwardingTablesPtr LftReader::refresh(TopologyPtr topology, const ForwardingTab
   std::vector<MadRequest> requests;
   const std::uint64_t round = probeRound_++;
   const bool fallback = options_.localPort.value() != 0;
-  const auto& paths = fallback ? pathsFor(topology) : paths_;
+  const auto held = fallback ? pathsFor(topology) : paths_;
+  const DirectedPaths& paths = *held;
   for (const Node& n : topology->nodes()) {
     if (!n.isSwitch() || n.missing) continue;
     auto it = memory_.find(n.guid);

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -89,8 +90,11 @@ class LftReader {
   int fullReadEvery = 30;
 
   /// Directed routes from our port (LftReaderOptions::localPort) to every switch of `topology`
-  /// (routing/directed_paths.h), computed once per snapshot; empty without a local port.
-  const std::vector<std::optional<mad::DirectedPath>>& pathsFor(const TopologyPtr& topology);
+  /// (routing/directed_paths.h), computed once per snapshot; empty without a local port. Shared:
+  /// a probe run between two slices of a read may ask for another snapshot's paths while the
+  /// read still holds these.
+  using DirectedPaths = std::vector<std::optional<mad::DirectedPath>>;
+  std::shared_ptr<const DirectedPaths> pathsFor(const TopologyPtr& topology);
 
  private:
   struct Memory {
@@ -136,7 +140,7 @@ class LftReader {
   std::uint64_t lastFullReadMads_ = 0;
   const std::function<void()>* between_ = nullptr;  ///< During refresh() only.
   TopologyPtr pathsTopology_;
-  std::vector<std::optional<mad::DirectedPath>> paths_;
+  std::shared_ptr<const DirectedPaths> paths_ = std::make_shared<const DirectedPaths>();
 };
 
 /// Thrown by the dump parser on a file it cannot read or understand; what() names file and line.

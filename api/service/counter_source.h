@@ -87,6 +87,14 @@ class CounterSource {
       const std::vector<DirectedPortProbe>& /*probes*/) {
     throw SweepError(describe() + " cannot send SMPs");
   }
+  /// PortInfo of `ports` of switch `switchGuid` by directed route along the up cables of
+  /// `topology` from our port: for a switch whose LID route crosses a dead cable until the SM
+  /// reroutes it. Empty when no such path is known; nullopt for a port that did not answer.
+  /// Throws SweepError when the source cannot send SMPs.
+  virtual std::vector<std::optional<mad::PortInfo>> probeSwitchPortsDirected(
+      const TopologyPtr& /*topology*/, Guid /*switchGuid*/, const std::vector<PortNum>& /*ports*/) {
+    throw SweepError(describe() + " cannot send SMPs");
+  }
   /// What answers at the far end of `port` of switch `switchGuid`: its NodeInfo (identity, and
   /// the port the request entered by), then that port's PortInfo (state, LID), both by directed
   /// route from our port through the switch (`topology` gives the path; it is the one last given

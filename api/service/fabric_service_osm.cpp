@@ -2,6 +2,7 @@
 // which owns the MAD engine), the forwarding-table refresh hook and the plugin link status.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -115,6 +116,26 @@ std::optional<mad::PortInfo> farEndIfItIs(CounterSource& source, const TopologyP
   return far->port;
 }
 
+/// A switch silent by LID — its LID route may cross the dead cable until the SM reroutes —
+/// asked again along up cables by directed route; `silent` back when that does not answer either.
+std::vector<std::optional<mad::PortInfo>> byDirectedRoute(
+    CounterSource& source, const TopologyPtr& topology, const Node& sw,
+    const std::vector<PortNum>& ports, std::vector<std::optional<mad::PortInfo>> silent) {
+  std::vector<std::optional<mad::PortInfo>> direct;
+  try {
+    direct = source.probeSwitchPortsDirected(topology, sw.guid, ports);
+  } catch (const std::exception& e) {
+    spdlog::debug("{} by directed route: {}", sw.description, e.what());
+    return silent;
+  }
+  if (direct.size() != ports.size() ||
+      std::none_of(direct.begin(), direct.end(), [](const auto& i) { return i.has_value(); }))
+    return silent;
+  spdlog::info("probe of LID {}: no answer by LID; {} read by directed route", sw.lid().value(),
+               sw.description);
+  return direct;
+}
+
 }  // namespace
 
 void FabricService::requestPortProbe(Lid switchLid, bool fromSweep) {
@@ -216,6 +237,8 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     return fallBack(e.what());
   }
   if (infos.size() != ports.size()) return fallBack("the probe returned the wrong port count");
+  if (std::none_of(infos.begin(), infos.end(), [](const auto& i) { return i.has_value(); }))
+    infos = byDirectedRoute(source, topo, sw, ports, std::move(infos));
 
   auto& memory = *probeMemory_;
   TopologyEdit edit;

@@ -118,14 +118,19 @@ class UmadCounterSource final : public CounterSource {
                           {}});
     return portInfos(engine_->run(std::move(requests)));
   }
+  std::vector<std::optional<mad::PortInfo>> probeSwitchPortsDirected(
+      const TopologyPtr& topology, Guid switchGuid, const std::vector<PortNum>& ports) override {
+    const auto path = pathTo(topology, switchGuid);
+    if (!path) return {};
+    std::vector<DirectedPortProbe> probes;
+    for (PortNum p : ports) probes.push_back({*path, p});
+    return probePortInfoDirected(probes);
+  }
   std::optional<FarEnd> probeFarEnd(const TopologyPtr& topology, Guid switchGuid,
                                     PortNum port) override {
-    ensureSweeper();
-    const Node* sw = topology ? topology->findNode(switchGuid) : nullptr;
-    const auto& paths = lfts_->pathsFor(topology);
-    if (!sw || sw->index >= paths.size() || !paths[sw->index]) return std::nullopt;
-    mad::DirectedPath path = *paths[sw->index];
-    if (path.ports.size() >= mad::DirectedPath::kMaxHops) return std::nullopt;
+    auto found = pathTo(topology, switchGuid);
+    if (!found || found->ports.size() >= mad::DirectedPath::kMaxHops) return std::nullopt;
+    mad::DirectedPath path = std::move(*found);
     path.ports.push_back(port.value());
     auto ask = [&](const mad::MadBuffer& smp) -> std::optional<mad::MadBuffer> {
       std::vector<mad::MadRequest> requests;
@@ -185,6 +190,14 @@ class UmadCounterSource final : public CounterSource {
  private:
   /// The sweeper and the LFT reader are made at first use: a source opened before the SM
   /// assigned LIDs learns them from localPortInfo() first.
+  /// The directed route from our port to `guid` along up cables of `topology`.
+  std::optional<mad::DirectedPath> pathTo(const TopologyPtr& topology, Guid guid) {
+    ensureSweeper();
+    const Node* n = topology ? topology->findNode(guid) : nullptr;
+    const auto paths = lfts_->pathsFor(topology);
+    if (!n || n->index >= paths->size()) return std::nullopt;
+    return (*paths)[n->index];
+  }
   void ensureSweeper() {
     if (sweeper_) return;
     telemetry::SweepOptions sweep = sweepOptions_;

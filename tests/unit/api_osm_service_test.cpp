@@ -49,6 +49,9 @@ struct ProbeScript {
   /// probeFarEnd answers by (switch GUID, port), scripted by the test.
   std::map<std::pair<std::uint64_t, int>, CounterSource::FarEnd> farEnds;
   int farEndProbes = 0;
+  /// probeSwitchPortsDirected answers by (switch GUID, port), scripted by the test.
+  std::map<std::pair<std::uint64_t, int>, mad::PortInfo> byRoute;
+  int routeProbes = 0;
   void set(Lid lid, int p, PortState s, PhysPortState ph) {
     std::lock_guard lock(mu);
     mad::PortInfo info;
@@ -73,6 +76,18 @@ class ProbingSource final : public CounterSource {
     for (PortNum p : ports) {
       auto it = script_->answers.find({lid.value(), p.value()});
       out.push_back(it == script_->answers.end() ? std::nullopt
+                                                 : std::optional<mad::PortInfo>(it->second));
+    }
+    return out;
+  }
+  std::vector<std::optional<mad::PortInfo>> probeSwitchPortsDirected(
+      const TopologyPtr&, Guid sw, const std::vector<PortNum>& ports) override {
+    std::lock_guard lock(script_->mu);
+    ++script_->routeProbes;
+    std::vector<std::optional<mad::PortInfo>> out;
+    for (PortNum p : ports) {
+      auto it = script_->byRoute.find({sw.value(), p.value()});
+      out.push_back(it == script_->byRoute.end() ? std::nullopt
                                                  : std::optional<mad::PortInfo>(it->second));
     }
     return out;
@@ -363,6 +378,30 @@ TEST(ApiOsmService, ASilentSwitchIsExplainedByTheNeighbourThatSeesItsCableDown) 
   }();
   // The spine, the leaf's port facing it, the leaf in full, the spine's end of the cable.
   EXPECT_EQ(probes, 4);
+}
+
+TEST(ApiOsmService, ASwitchSilentByLidIsReadByDirectedRoute) {
+  Harness h;
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->ready(); }, 10s));
+  // The leaf's LID is routed over its dead up-link until the SM reroutes: silent by LID, its
+  // neighbour silent too; along the up cables it answers, its up-link port down.
+  {
+    std::lock_guard lock(h.script->mu);
+    h.script->answers.clear();
+    mad::PortInfo up, down;
+    up.portState = static_cast<std::uint8_t>(PortState::kActive);
+    up.portPhysState = static_cast<std::uint8_t>(PhysPortState::kLinkUp);
+    down.portState = static_cast<std::uint8_t>(PortState::kDown);
+    down.portPhysState = static_cast<std::uint8_t>(PhysPortState::kPolling);
+    h.script->byRoute[{kLeaf.value(), 1}] = up;
+    h.script->byRoute[{kLeaf.value(), 2}] = down;
+  }
+  h.service->requestPortProbe(kLeafLid);
+  ASSERT_TRUE(waitFor([&] { return h.events(EventType::kLinkDown).size() == 1; }, 10s));
+  EXPECT_EQ(countMissing(*h.service->state()->topology).links, 1u);
+  EXPECT_EQ(h.topo->calls(), 1);  // no crawl
+  std::lock_guard lock(h.script->mu);
+  EXPECT_EQ(h.script->routeProbes, 1);
 }
 
 TEST(ApiOsmService, SmTrapReportsReachTheProbes) {
