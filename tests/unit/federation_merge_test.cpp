@@ -58,6 +58,12 @@ members:
   EXPECT_EQ(c.members[1].name, "");
 }
 
+TEST(FederationConfig, ThePackagedExampleLoads) {
+  const auto c = loadFederationConfigFile(IBFABRIC_SOURCE_DIR "/packaging/ibfabric-federate.yaml");
+  EXPECT_EQ(c.members.size(), 2u);
+  EXPECT_EQ(c.listenPort, 9470);
+}
+
 TEST(FederationConfig, RejectsWhatCannotWork) {
   EXPECT_THROW(parseFederationConfig("listen: 127.0.0.1:1\n"), FederationConfigError);
   EXPECT_THROW(parseFederationConfig("members: [{url: ftp://x}]\n"), FederationConfigError);
