@@ -253,7 +253,7 @@ void FederationServer::Routes::list(const Request& req, Response& res, const std
   if (!selected(req, res, members)) return;
   std::optional<std::size_t> limit;
   if (!limitOf(req, res, limit)) return;
-  if (req.has_param("sort") && !req.get_param_value("sort").empty()) {
+  if (withCount && req.has_param("sort") && !req.get_param_value("sort").empty()) {
     if (req.has_param("cursor"))
       return sendError(res, 400, "bad cursor: a sorted list is a ranking, not paged");
     return sortedLinks(req, res, members, limit);

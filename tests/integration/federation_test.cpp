@@ -77,6 +77,32 @@ TEST(FederationSim, TwoSubnetsOneViewPlacementRoutedAndASubnetDown) {
   ASSERT_EQ(fs, 200) << fabric.dump();
   EXPECT_EQ(fabric["totals"]["hosts"], 13) << fabric.dump();
 
+  // Links page across the two subnets, each tagged; events carry namespaced ids.
+  auto [ls, links] = fed.get("/api/v1/links?limit=7");
+  ASSERT_EQ(ls, 200) << links.dump();
+  EXPECT_EQ(links["links"].size(), 7u) << links.dump();
+  std::set<std::string> linkSubnets;
+  std::string cursor = links.value("next_cursor", "");
+  for (const auto& l : links["links"]) linkSubnets.insert(l["subnet"].get<std::string>());
+  for (int page = 0; page < 20 && !cursor.empty(); ++page) {
+    auto [s, more] = fed.get("/api/v1/links?limit=7&cursor=" + cursor);
+    ASSERT_EQ(s, 200) << more.dump();
+    for (const auto& l : more["links"]) linkSubnets.insert(l["subnet"].get<std::string>());
+    cursor = more.value("next_cursor", "");
+  }
+  EXPECT_EQ(linkSubnets, (std::set<std::string>{"small", "big"}));
+  auto [es, events] = fed.get("/api/v1/events");
+  ASSERT_EQ(es, 200) << events.dump();
+  for (const auto& e : events["events"])
+    EXPECT_EQ(e["id"].get<std::string>().rfind(e["subnet"].get<std::string>() + ":", 0), 0u)
+        << e.dump();
+  EXPECT_NE(events["last_id"].get<std::string>().find("big:"), std::string::npos);
+  auto hyper = fed.client.Get("/api/v1/export/volcano-hypernodes");
+  ASSERT_TRUE(hyper);
+  EXPECT_EQ(hyper->status, 200) << hyper->body;
+  EXPECT_NE(hyper->body.find("ibfabric.io/subnet: \"small\""), std::string::npos) << hyper->body;
+  EXPECT_NE(hyper->body.find("ibfabric.io/subnet: \"big\""), std::string::npos) << hyper->body;
+
   // A 6-host job fits only the big subnet (each daemon is ready for placements once it read
   // the forwarding tables: bounded wait until both answer).
   json placed;
