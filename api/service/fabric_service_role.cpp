@@ -111,6 +111,14 @@ void FabricService::standbyWait(CounterSourcePtr& source, std::unique_lock<std::
   pendingUp_.clear();
   const auto next = Clock::now() + options_.standbyPoll;
   lock.unlock();
+  if (state()->counters) {  // a sweep that was running when the role changed published them
+    publishChange([](ServiceState& s) {
+      s.counters.reset();
+      s.rates.reset();
+      s.health.reset();
+      s.linkLoad.reset();
+    });
+  }
   if (!source) {
     std::string error;
     if (Clock::now() >= nextSourceAt_ && !createSource(source, error))
