@@ -221,7 +221,10 @@ TEST_F(HaStandby, LowestGuidOnlyTheActiveSweepsAndTheStandbyTakesOverAfterKill9)
   EXPECT_LT(sweepSeconds, 2 * kSweepSeconds) << "takeover within two sweep intervals";
   EXPECT_GT(answered, 0);
   EXPECT_EQ(unanswered, 0) << "the survivor's REST API answered throughout";
-  const std::string page = standby.metrics();
+  // /metrics renders off the request path: wait for the new state's page.
+  const std::string page = metricsWith(
+      standby.http->client,
+      {"ibfabric_ha_active 1\n", "ibfabric_ha_peer_live{peer=\"" + active.url() + "\"} 0"}, 10s);
   EXPECT_NE(page.find("ibfabric_ha_active 1\n"), std::string::npos);
   EXPECT_GE(standby.health()["ha"].value("role_changes", 0), 1);
   EXPECT_NE(page.find("ibfabric_ha_peer_live{peer=\"" + active.url() + "\"} 0"), std::string::npos);
