@@ -8,13 +8,14 @@
 
 namespace ibfabric::api {
 
-PeerView peerFromHealth(const std::string& url, const std::string& body) {
-  PeerView p;
+PeerAnswer peerFromHealth(const std::string& url, const std::string& body) {
+  PeerAnswer a;
+  PeerView& p = a.view;
   p.url = url;
   const auto j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     p.error = "the health answer is not JSON";
-    return p;
+    return a;
   }
   p.live = true;
   if (auto ha = j.find("ha"); ha != j.end() && ha->is_object()) {
@@ -23,12 +24,30 @@ PeerView peerFromHealth(const std::string& url, const std::string& body) {
   }
   if (auto r = j.find("role"); r != j.end() && r->is_string())
     p.role = parseHaRole(r->get<std::string>());
-  return p;
+  if (auto u = j.find("uptime_seconds"); u != j.end() && u->is_number())
+    a.uptimeSeconds = u->get<double>();
+  return a;
+}
+
+std::optional<RoleDecision> holdForStartingPeers(HaRole current,
+                                                 const std::vector<PeerAnswer>& answers,
+                                                 std::chrono::milliseconds grace) {
+  if (current == HaRole::kActive) return std::nullopt;
+  const double graceSeconds = std::chrono::duration<double>(grace).count();
+  for (const PeerAnswer& a : answers) {
+    if (!a.view.live || a.view.portGuid || !a.uptimeSeconds || *a.uptimeSeconds >= graceSeconds)
+      continue;
+    return RoleDecision{HaRole::kStandby,
+                        "waiting for peer " + a.view.url + " to learn its port GUID (started " +
+                            std::to_string(static_cast<int>(*a.uptimeSeconds)) + " s ago)"};
+  }
+  return std::nullopt;
 }
 
 PeerFetcher httpPeerFetcher() {
   return [](const std::string& url, std::chrono::milliseconds timeout) {
-    PeerView p;
+    PeerAnswer a;
+    PeerView& p = a.view;
     p.url = url;
     try {
       httplib::Client client(url);
@@ -41,12 +60,12 @@ PeerFetcher httpPeerFetcher() {
       auto res = client.Get("/api/v1/health");
       if (!res) {
         p.error = "no answer: " + httplib::to_string(res.error());
-        return p;
+        return a;
       }
       return peerFromHealth(url, res->body);
     } catch (const std::exception& e) {
       p.error = e.what();
-      return p;
+      return a;
     }
   };
 }
@@ -82,14 +101,21 @@ void HaMonitor::stop() {
 }
 
 RoleDecision HaMonitor::pollOnce() {
-  RoleInputs in = roleInputs(options_.mode, *service_.state());
+  const ServiceStatePtr state = service_.state();
+  RoleInputs in = roleInputs(options_.mode, *state);
+  std::optional<RoleDecision> held;
   if (options_.mode == HaMode::kLowestGuid) {
-    std::vector<std::future<PeerView>> answers;
+    std::vector<std::future<PeerAnswer>> pending;
     for (const auto& url : options_.peers)
-      answers.push_back(std::async(std::launch::async, fetch_, url, options_.peerTimeout));
-    for (auto& a : answers) in.peers.push_back(a.get());
+      pending.push_back(std::async(std::launch::async, fetch_, url, options_.peerTimeout));
+    std::vector<PeerAnswer> answers;
+    for (auto& p : pending) answers.push_back(p.get());
+    for (const auto& a : answers) in.peers.push_back(a.view);
+    // Only a standby that would otherwise become active waits for a starting peer.
+    if (decideRole(in).role == HaRole::kActive)
+      held = holdForStartingPeers(state->ha.role, answers, options_.peerStartupGrace);
   }
-  RoleDecision d = decideRole(in);
+  RoleDecision d = held ? *held : decideRole(in);
   service_.setRole(d, std::move(in.peers));
   return d;
 }

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,16 +30,33 @@ struct HaMonitorOptions {
   std::vector<std::string> peers;
   std::chrono::milliseconds peerTimeout{2'000};
   std::chrono::milliseconds pollInterval{1'000};
+  /// lowest_guid: a standby does not become active while a live peer that started less than
+  /// this long ago does not know its port GUID yet (it may be the lower one: two instances
+  /// started together would both sweep until its first crawl).
+  std::chrono::milliseconds peerStartupGrace{30'000};
 };
 
-/// GET <url>/api/v1/health within `timeout`: live with its port GUID and role, or not live with
-/// why. Must not throw.
-using PeerFetcher = std::function<PeerView(const std::string& url, std::chrono::milliseconds)>;
+/// One peer's answer: what the role election reads, and how long the peer has run.
+struct PeerAnswer {
+  PeerView view;
+  std::optional<double> uptimeSeconds;
+};
+
+/// GET <url>/api/v1/health within `timeout`: live with its port GUID, role and uptime, or not
+/// live with why. Must not throw.
+using PeerFetcher = std::function<PeerAnswer(const std::string& url, std::chrono::milliseconds)>;
 
 /// The real fetcher: cpp-httplib (http:// and https://; TLS peers' certificates unverified).
 PeerFetcher httpPeerFetcher();
-/// A peer's health body read: live, "ha.port_guid" and "role" when present.
-PeerView peerFromHealth(const std::string& url, const std::string& body);
+/// A peer's health body read: live, "ha.port_guid", "role" and "uptime_seconds" when present.
+PeerAnswer peerFromHealth(const std::string& url, const std::string& body);
+
+/// lowest_guid, while standby: standby (and why) when a live peer younger than `grace` does not
+/// know its port GUID yet; nullopt otherwise (the role election decides). An active instance is
+/// never held: a peer that restarts does not make it step down before it knows its GUID.
+std::optional<RoleDecision> holdForStartingPeers(HaRole current,
+                                                 const std::vector<PeerAnswer>& answers,
+                                                 std::chrono::milliseconds grace);
 
 /// What the service's state says for a decision (peers not included).
 RoleInputs roleInputs(HaMode mode, const ServiceState& state);

@@ -86,7 +86,9 @@ class HaStandby : public ::testing::Test {
     a_.host = hostA;
     b_.host = hostB;
     a_.port = freeLoopbackPort();
-    b_.port = freeLoopbackPort();
+    do {  // two calls can name the same free port
+      b_.port = freeLoopbackPort();
+    } while (b_.port == a_.port);
     const std::string config = "sweep_interval: " + std::to_string(kSweepSeconds) +
                                "\ncrawl_interval: 10\ncrawl_timeout: 5\nsubnet_name: plane-a\n"
                                "ha:\n  mode: " +
@@ -125,17 +127,20 @@ TEST_F(HaStandby, LowestGuidOnlyTheActiveSweepsAndTheStandbyTakesOverAfterKill9)
   startFabric();
   startPair("hahost1-2", "hahost2-1", "lowest_guid");
   ASSERT_FALSE(HasFatalFailure());
-  // One active (the lower port GUID), one standby.
+  // Both know their port GUIDs; one active, one standby.
+  json ha, hb;
   ASSERT_TRUE(waitFor(
       [&] {
-        const std::string ra = a_.role(), rb = b_.role();
+        ha = a_.health();
+        hb = b_.health();
+        if (!ha.is_object() || !hb.is_object() || !ha["ha"]["port_guid"].is_string() ||
+            !hb["ha"]["port_guid"].is_string())
+          return false;
+        const std::string ra = ha["role"], rb = hb["role"];
         return (ra == "active" && rb == "standby") || (ra == "standby" && rb == "active");
       },
       60s))
       << a_.process->log() << b_.process->log();
-  json ha = a_.health(), hb = b_.health();
-  ASSERT_TRUE(ha["ha"]["port_guid"].is_string() && hb["ha"]["port_guid"].is_string())
-      << ha.dump() << hb.dump();
   const std::string guidA = ha["ha"]["port_guid"], guidB = hb["ha"]["port_guid"];
   ASSERT_NE(guidA, guidB);
   Instance& active = guidA < guidB ? a_ : b_;  // same-width hex: text order is number order

@@ -109,18 +109,36 @@ TEST(HaConfigTest, Keys) {
   EXPECT_THROW(loadConfigText("ha: [1]\n"), ConfigError);
 }
 
+TEST(HaMonitorTest, AStandbyWaitsForAStartingPeerToLearnItsGuid) {
+  std::vector<PeerAnswer> answers = {{peer("http://a", true, std::nullopt), 3.0}};
+  const auto held = holdForStartingPeers(HaRole::kStandby, answers, 30s);
+  ASSERT_TRUE(held);
+  EXPECT_EQ(held->role, HaRole::kStandby);
+  EXPECT_NE(held->reason.find("http://a"), std::string::npos) << held->reason;
+  EXPECT_FALSE(holdForStartingPeers(HaRole::kActive, answers, 30s)) << "active: never held";
+  answers[0].uptimeSeconds = 45;  // past the grace: a peer stuck before its first crawl
+  EXPECT_FALSE(holdForStartingPeers(HaRole::kStandby, answers, 30s));
+  answers[0] = {peer("http://a", true, 0x100001), 3.0};  // knows its GUID: the election decides
+  EXPECT_FALSE(holdForStartingPeers(HaRole::kStandby, answers, 30s));
+  answers[0] = {peer("http://a", false, std::nullopt), std::nullopt};  // not live
+  EXPECT_FALSE(holdForStartingPeers(HaRole::kStandby, answers, 30s));
+}
+
 TEST(HaMonitorTest, PeerHealthAnswers) {
-  const auto p =
-      peerFromHealth("http://b", R"({"role":"standby","ha":{"port_guid":"0x0000000000100012"}})");
+  const auto answer = peerFromHealth(
+      "http://b",
+      R"({"role":"standby","uptime_seconds":3.5,"ha":{"port_guid":"0x0000000000100012"}})");
+  EXPECT_EQ(answer.uptimeSeconds, 3.5);
+  const PeerView& p = answer.view;
   EXPECT_TRUE(p.live);
   EXPECT_EQ(p.portGuid, Guid(0x100012));
   EXPECT_EQ(p.role, HaRole::kStandby);
-  const auto old = peerFromHealth("http://c", R"({"status":"ready"})");  // a daemon without HA
+  const auto old = peerFromHealth("http://c", R"({"status":"ready"})").view;  // without HA
   EXPECT_TRUE(old.live);
   EXPECT_FALSE(old.portGuid);
-  EXPECT_FALSE(peerFromHealth("http://d", "<html>").live);
+  EXPECT_FALSE(peerFromHealth("http://d", "<html>").view.live);
   // Nobody listens there: not live, quickly.
-  const auto dead = httpPeerFetcher()("http://127.0.0.1:1", 500ms);
+  const auto dead = httpPeerFetcher()("http://127.0.0.1:1", 500ms).view;
   EXPECT_FALSE(dead.live);
   EXPECT_FALSE(dead.error.empty());
 }
@@ -201,9 +219,10 @@ TEST(HaStandby, MonitorDecidesFromPeers) {
   d.service().start();
   // The fakes cannot read a local port: our GUID stays unknown, so lowest_guid keeps standby.
   std::atomic<bool> lowerLive{true};
-  HaMonitor monitor(
-      d.service(), {HaMode::kLowestGuid, {"http://lower"}, 100ms, 10ms},
-      [&](const std::string& url, std::chrono::milliseconds) { return peer(url, lowerLive, 0x1); });
+  HaMonitor monitor(d.service(), {HaMode::kLowestGuid, {"http://lower"}, 100ms, 10ms},
+                    [&](const std::string& url, std::chrono::milliseconds) {
+                      return PeerAnswer{peer(url, lowerLive, 0x1), 100.0};
+                    });
   EXPECT_EQ(monitor.pollOnce().role, HaRole::kStandby);
   EXPECT_TRUE(d.service().state()->ha.decided);
   ASSERT_EQ(d.service().state()->ha.peers.size(), 1u);
