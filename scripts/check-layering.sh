@@ -2,7 +2,9 @@
 # Fails when code includes a header from a layer above it.
 # Libraries (lowest first): discovery, telemetry, routing, scheduler_hooks, api.
 # Rooms inside api/ (lowest first): osm, service, metrics, http, daemon — the data flows
-# osm -> service -> metrics -> http -> daemon (docs/architecture.md).
+# osm -> service -> metrics -> http -> daemon (docs/architecture.md). api/federation
+# (ibfabric-federate) stands beside them: it talks to daemons over HTTP and may include only the
+# api layer's HTTP/JSON helpers (api/http/http_json.h, auth.h, list_cursor.h); no room includes it.
 # tools/ and tests/ may include any library; no library, room or tool may include tests/, and
 # no file there is a test double (fake_*: those live in tests/fakes/).
 set -euo pipefail
@@ -13,10 +15,12 @@ declare -A forbidden=(
   [routing]="scheduler_hooks api tools tests"
   [scheduler_hooks]="api tools tests"
   [api]="tools tests"
-  [api/osm]="api/service api/metrics api/http api/daemon"
-  [api/service]="api/metrics api/http api/daemon"
-  [api/metrics]="api/http api/daemon"
-  [api/http]="api/daemon"
+  [api/osm]="api/service api/metrics api/http api/daemon api/federation"
+  [api/service]="api/metrics api/http api/daemon api/federation"
+  [api/metrics]="api/http api/daemon api/federation"
+  [api/http]="api/daemon api/federation"
+  [api/daemon]="api/federation"
+  [api/federation]="discovery telemetry routing scheduler_hooks api/osm api/service api/metrics api/daemon tools tests"
 )
 status=0
 for layer in "${!forbidden[@]}"; do
@@ -28,9 +32,16 @@ for layer in "${!forbidden[@]}"; do
     fi
   done
 done
+# api/federation uses only the HTTP/JSON helpers of api/http.
+if hits=$(grep -rnE '#include "api/http/' api/federation --include='*.h' --include='*.cpp' 2>/dev/null |
+            grep -vE '#include "api/http/(http_json|auth|list_cursor)\.h"'); then
+  echo "check-layering: api/federation may include only api/http/{http_json,auth,list_cursor}.h:" >&2
+  echo "$hits" | sed 's/^/  /' >&2
+  status=1
+fi
 # Every api source lives in a room.
 if stray=$(find api -maxdepth 1 -name '*.h' -o -maxdepth 1 -name '*.cpp' | grep .); then
-  echo "check-layering: api sources outside a room (osm, service, metrics, http, daemon):" >&2
+  echo "check-layering: api sources outside a room (osm, service, metrics, http, daemon, federation):" >&2
   echo "$stray" | sed 's/^/  /' >&2
   status=1
 fi

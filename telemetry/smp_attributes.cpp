@@ -53,6 +53,7 @@ struct VisitPortInfo {
     f(IB_PORT_LINK_SPEED_EXT_ACTIVE_F, v.linkSpeedExtActive);
     f(IB_PORT_LINK_SPEED_EXT_SUPPORTED_F, v.linkSpeedExtSupported);
     f(IB_PORT_LINK_SPEED_EXT_ENABLED_F, v.linkSpeedExtEnabled);
+    f(IB_PORT_GID_PREFIX_F, v.gidPrefix);
   }
 };
 

@@ -63,6 +63,9 @@ struct PortInfo {
   std::uint8_t linkSpeedExtActive = 0;
   std::uint8_t linkSpeedExtSupported = 0;
   std::uint8_t linkSpeedExtEnabled = 0;
+  /// The subnet's GID prefix (IBA 14.2.5.6 PortInfo GidPrefix: bits 0..63 of the attribute,
+  /// libibmad IB_PORT_GID_PREFIX_F); the default one is 0xfe80000000000000.
+  std::uint64_t gidPrefix = 0;
   auto operator<=>(const PortInfo&) const = default;
 };
 

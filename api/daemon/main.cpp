@@ -17,6 +17,7 @@
 
 #include "api/daemon/config_check.h"
 #include "api/daemon/crawl_child.h"
+#include "api/daemon/ha_monitor.h"
 #include "api/daemon/mad_engine_config.h"
 #include "api/daemon/mad_proxy_child.h"
 #include "api/daemon/osm_wiring.h"
@@ -50,6 +51,9 @@ struct Flags {
   std::optional<std::string> nodeNameMap;
   std::optional<std::string> osmEvents;
   std::optional<std::string> madTransport;
+  std::optional<std::string> haMode;
+  std::vector<std::string> haPeers;
+  std::optional<std::string> subnetName;
 };
 
 /// Defaults, then the file, then the flags.
@@ -65,6 +69,9 @@ ServiceConfig resolveConfig(const Flags& f) {
   if (f.nodeNameMap) c.nodeNameMap = *f.nodeNameMap;
   if (f.osmEvents) c.osmEvents = *f.osmEvents;
   if (f.madTransport) c.madTransport = *f.madTransport;
+  if (f.haMode) c.ha.mode = *f.haMode;
+  if (!f.haPeers.empty()) c.ha.peers = f.haPeers;
+  if (f.subnetName) c.subnetName = *f.subnetName;
   c.validate();
   return c;
 }
@@ -119,6 +126,9 @@ FabricServiceOptions serviceOptions(const ServiceConfig& config) {
   so.crawlCheck.removalAfter = config.crawlCheckRemovalAfter;
   so.remember.forgetAfter = std::chrono::seconds(
       static_cast<std::int64_t>(config.stateForgetMissingAfterDays * 24 * 3600));
+  so.haMode = parseHaMode(config.ha.mode).value_or(HaMode::kAlways);
+  so.standbyCrawlInterval = config.ha.standbyCrawlInterval;
+  so.subnetName = config.subnetName;
   return so;
 }
 
@@ -217,6 +227,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   std::unique_ptr<RestServer> serverPtr;
   std::unique_ptr<OsmEventListener> osm;
   std::unique_ptr<mad::TrapSubscription> traps;  // with sm_traps (the default)
+  std::unique_ptr<HaMonitor> ha;                 // with ha.mode other than always
   try {
     servicePtr = std::make_unique<FabricService>(
         std::move(crawlSource), [uo] { return makeUmadCounterSource(uo); }, serviceOptions(config));
@@ -283,6 +294,13 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   }
   if (journal) journal->start();
   service.start();
+  if (const HaMode mode = parseHaMode(config.ha.mode).value_or(HaMode::kAlways);
+      mode != HaMode::kAlways) {
+    ha = std::make_unique<HaMonitor>(
+        service,
+        HaMonitorOptions{mode, config.ha.peers, config.ha.peerTimeout, config.ha.pollInterval});
+    ha->start();
+  }
   if (config.smTraps)
     traps = startTrapSubscription(service, requests, uo.proxyArgv, config.ca, config.caPort);
   if (pool) pool->start();
@@ -296,6 +314,7 @@ int serve(const ServiceConfig& config, const Flags& flags, const std::string& se
   if (traps) traps->stop();  // unsubscribes
   if (osm) osm->stop();
   coalescer.stop();  // after its sources, before the service its work calls
+  if (ha) ha->stop();
   jobs->stop();
   if (pool) pool->stop();
   service.stop();
@@ -330,6 +349,12 @@ int main(int argc, char** argv) {
                  "ibnetdiscover-style map of node GUIDs to names");
   app.add_option("--osm-events", flags.osmEvents,
                  "Unix socket for the OpenSM event plugin (docs/opensm-plugin.md; default off)");
+  app.add_option("--ha-mode", flags.haMode,
+                 "always (default: no HA) | follow_sm | lowest_guid (docs/scale-out.md)");
+  app.add_option("--ha-peer", flags.haPeers,
+                 "URL of another instance on this subnet (repeat; ha.peers; lowest_guid)");
+  app.add_option("--subnet-name", flags.subnetName,
+                 "the operator's name of this subnet (subnet_name; health and metrics)");
   app.add_flag("--check-config", checkConfig, "validate the configuration and exit (0 ok, 1 not)");
   app.add_flag("--crawl-once", crawlOnce,
                "internal: crawl once and print the topology JSON (the daemon's crawl child)")

@@ -206,6 +206,7 @@ void ServiceConfig::validate() const {
   if (!k8sNodeNameMap.empty() && !std::filesystem::is_regular_file(k8sNodeNameMap))
     throw ConfigError("k8s_node_name_map: no such file: " + k8sNodeNameMap);
   validateOperational();
+  ha.validate();
 }
 
 void ServiceConfig::validateMadPolicy() const {
@@ -347,7 +348,8 @@ ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
       "listen", "crawl_interval", "sweep_interval",    "crawl_timeout",
       "ca",     "ca_port",        "log_level",         "api_token",
       "mad",    "history_depth",  "event_capacity",    "node_name_map",
-      "pool",   "state",          "k8s_node_name_map", "jobs"};
+      "pool",   "state",          "k8s_node_name_map", "jobs",
+      "ha",     "subnet_name"};
   // Operational keys (docs/daemon.md): parsed by applyOperationalKeys below.
   static const std::set<std::string> operational = {"clear_saturated_counters", "expected_topology",
                                                     "metrics", "tls"};
@@ -380,6 +382,8 @@ ServiceConfig applyConfigText(std::string_view yaml, ServiceConfig c) {
   if (auto n = root["pool"]) c.pool = parsePoolConfig(n);
   if (auto n = root["state"]) applyStateKeys(n, c);
   if (auto n = root["jobs"]) applyJobKeys(n, c);
+  if (auto n = root["ha"]) applyHaKeys(n, c.ha);
+  if (auto n = root["subnet_name"]) c.subnetName = scalar<std::string>(n, "subnet_name");
   if (auto mad = root["mad"]) {
     if (!mad.IsMap()) throw ConfigError("config: \"mad\" must be a mapping");
     applyMadKeys(mad, c);

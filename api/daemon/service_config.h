@@ -38,6 +38,9 @@
 //                                   # fabric; docs/daemon.md); empty dir = in memory only
 //   jobs: {congested_utilization: 0.8, clear_utilization: 0.6}
 //                                   # job_congested events (api/service/job_service.h)
+//   ha: {mode: always, peers: [], peer_timeout: 2, poll_interval: 1, standby_crawl_interval: 60}
+//                                   # active/standby on one subnet (api/daemon/ha_config.h)
+//   subnet_name: ""                 # the operator's name of this subnet (health, metrics)
 //
 // Plain value type; loading is a pure function of its input.
 #pragma once
@@ -49,6 +52,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/daemon/ha_config.h"
 #include "api/metrics/metrics_options.h"
 #include "api/service/pool_config.h"
 
@@ -133,6 +137,10 @@ struct ServiceConfig {
   std::uint64_t stateMaxSizeMb = 1024;      ///< the store's file never grows past it; 0: no bound
   /// Missing hardware is forgotten after this many days missing; 0: kept until forgotten.
   double stateForgetMissingAfterDays = 0;
+  /// `ha:`: several daemons on one subnet, one active (api/daemon/ha_config.h).
+  HaConfig ha;
+  /// `subnet_name`: the operator's name of this subnet (/api/v1/health, ibfabric_subnet_info).
+  std::string subnetName;
 
   /// Throws ConfigError on out-of-range values.
   void validate() const;

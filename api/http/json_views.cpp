@@ -1,5 +1,7 @@
 #include "api/http/json_views.h"
 
+#include "api/http/ha_json.h"
+
 #include "discovery/fabric_memory.h"
 #include "discovery/formats.h"
 #include "telemetry/port_rates.h"
@@ -169,6 +171,7 @@ json healthJson(const ServiceState& s, std::chrono::system_clock::time_point now
   const bool failing = s.crawl.consecutiveFailures > 0 || s.sweep.consecutiveFailures > 0 ||
                        s.store.consecutiveFailures > 0;
   json j = {{"status", s.subnet.waiting                  ? "waiting_for_subnet"
+                       : warmStandby(s)                  ? "standby"
                        : !s.ready()                      ? "starting"
                        : failing || s.crawlCheck.suspect ? "degraded"
                                                          : "ready"},
@@ -192,6 +195,10 @@ json healthJson(const ServiceState& s, std::chrono::system_clock::time_point now
                  {"sm_lid", s.subnet.smLid},
                  {"port_state", s.subnet.portState}};
   if (s.subnet.waiting) j["subnet"]["reason"] = s.subnet.reason;
+  j["subnet"].update(subnetIdentityJson(s));  // name, prefix, sm_guid (api/http/ha_json.h)
+  j["role"] = std::string(toString(s.ha.role));
+  j["ha"] = haJson(s);
+  j["snapshot_age_seconds"] = snapshotAgeJson(s, now);
   j["sweep"]["counter_source_starts"] = s.counterSourceStarts;
   j["sweep"]["counter_source_restarts"] = s.counterSourceRestarts;
   if (s.engine) j["mad"] = madEngineJson(*s.engine);
@@ -239,6 +246,8 @@ json topologySummaryJson(const ServiceState& s, std::chrono::system_clock::time_
       {"age_seconds", s.crawl.lastSuccess
                           ? json(std::chrono::duration<double>(now - *s.crawl.lastSuccess).count())
                           : json()}};
+  j["subnet"] = subnetIdentityJson(s);
+  j["role"] = std::string(toString(s.ha.role));
   return j;
 }
 

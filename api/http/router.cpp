@@ -93,8 +93,22 @@ Router::Handler Router::wrap(Access access, std::size_t maxBodyBytes, Handler ha
     // A chunked body has no Content-Length: its size is known only now.
     if (req.body.size() > maxBodyBytes) return refuseTooLarge(res);
     if (access == Access::kToken && !auth_.authorize(req, res)) return;
+    addRoleHeaders(res);
     handler(req, res);
   };
+}
+
+void Router::addRoleHeaders(httplib::Response& res) const {
+  // Every answer says whose data it is: an active daemon's, or a standby's snapshot and its age.
+  const ServiceStatePtr s = services_.fabric.state();
+  if (s->ha.mode == HaMode::kAlways) return;
+  res.set_header("X-Ibfabric-Role", std::string(toString(s->ha.role)));
+  if (s->crawl.lastSuccess) {
+    const double age =
+        std::chrono::duration<double>(std::chrono::system_clock::now() - *s->crawl.lastSuccess)
+            .count();
+    res.set_header("X-Ibfabric-Snapshot-Age", std::to_string(static_cast<long long>(age)));
+  }
 }
 
 std::size_t Router::limitFor(const std::string& method, const std::string& pattern,

@@ -79,6 +79,9 @@ class Router {
     std::size_t maxBodyBytes;
   };
   Handler wrap(Access access, std::size_t maxBodyBytes, Handler handler) const;
+  /// With ha.mode other than always: X-Ibfabric-Role and X-Ibfabric-Snapshot-Age (seconds since
+  /// the served topology was crawled) on every answer.
+  void addRoleHeaders(httplib::Response& res) const;
   /// The pre-routing check: encoding, declared length against the route's limit (413), the
   /// wire limit of the body, and "no body declared" (an empty body, not waited for). true: the
   /// request is answered (`res` holds the error).

@@ -5,6 +5,8 @@ namespace ibfabric::api {
 std::vector<CollectorPtr> stateCollectors() {
   std::vector<CollectorPtr> c;
   c.push_back(daemonCollector());
+  c.push_back(haCollector());
+  c.push_back(subnetCollector());
   c.push_back(topologyCollector());
   c.push_back(madCollector());
   c.push_back(eventCollector());

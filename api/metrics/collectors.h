@@ -11,13 +11,15 @@
 
 namespace ibfabric::api {
 
-/// State collectors, in page order: daemon, topology, mad, events, store, routing, lft, osm,
-/// sm_traps, ports, links.
+/// State collectors, in page order: daemon, ha, subnet, topology, mad, events, store, routing, lft,
+/// osm, sm_traps, ports, links.
 std::vector<CollectorPtr> stateCollectors();
 /// Live collectors: the process, placement, and the pool and the jobs when there are.
 std::vector<CollectorPtr> liveCollectors(const DaemonServices& services);
 
 CollectorPtr daemonCollector();    ///< readiness, failures per fabric read
+CollectorPtr haCollector();        ///< active/standby among the daemons on the subnet
+CollectorPtr subnetCollector();    ///< the subnet's identity (name, GID prefix, SM)
 CollectorPtr topologyCollector();  ///< the crawl, nodes, fabric counts, expected topology
 CollectorPtr madCollector();       ///< the counter sweep and its MAD engine
 CollectorPtr eventCollector();     ///< the event log

@@ -31,8 +31,9 @@ std::string_view portScopeName(PortScope scope) {
 }
 
 const std::vector<std::string_view>& optionalCollectorNames() {
-  static const std::vector<std::string_view> names = {
-      "topology", "mad", "events", "store", "routing", "lft", "osm", "sm_traps", "ports", "links"};
+  static const std::vector<std::string_view> names = {"ha",     "subnet",   "topology", "mad",
+                                                      "events", "store",    "routing",  "lft",
+                                                      "osm",    "sm_traps", "ports",    "links"};
   return names;
 }
 

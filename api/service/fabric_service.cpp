@@ -45,6 +45,14 @@ FabricService::FabricService(TopologySourcePtr topologySource, CounterSourceFact
     initial->subnet.waiting = true;
     initial->subnet.reason = "local port not read yet";
   }
+  initial->ha.mode = options_.haMode;
+  initial->ha.since = initial->started;
+  initial->subnetId.name = options_.subnetName;
+  if (options_.haMode != HaMode::kAlways) {  // standby until decided: never two sweepers
+    initial->ha.role = HaRole::kStandby;
+    initial->ha.reason = "role not decided yet";
+    standby_ = true;
+  }
   state_ = std::move(initial);
 }
 
@@ -254,7 +262,8 @@ void FabricService::discoveryLoop() {
     telemetry::releaseFreeHeap();  // the crawl's text and the replaced topology
     const auto st = state();
     lock.lock();
-    const auto interval = options_.crawlInterval;
+    // A standby crawls rarely: a warm snapshot, not a live view.
+    const auto interval = standby_ ? options_.standbyCrawlInterval : options_.crawlInterval;
     const auto delay = ok ? interval : backoff(st->crawl.consecutiveFailures, interval);
     const auto next = Clock::now() + delay;
     lock.unlock();
@@ -276,6 +285,7 @@ ClearCountersResult FabricService::clearCounters(telemetry::PortKey key,
   {
     std::lock_guard lock(mu_);
     if (stopping_) return {Status::kNotReady, false, "the service is stopping"};
+    if (standby_) return {Status::kNotReady, false, "this daemon is standby: ask the active one"};
     clearJobs_.push_back(job);
   }
   cv_.notify_all();
@@ -319,6 +329,11 @@ void FabricService::runClear(ClearJob& job, CounterSource* source, const Topolog
                  job.key.port.value(), result.message);
   }
   job.done.set_value(std::move(result));
+}
+
+void FabricService::refuseClearJobs(const std::string& why) {
+  for (auto& job : std::exchange(clearJobs_, {}))
+    job->done.set_value({ClearCountersResult::Status::kNotReady, false, why});
 }
 
 bool FabricService::sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& source,
@@ -502,6 +517,8 @@ std::string FabricService::subnetBlocker(CounterSourcePtr& source, bool& cannotT
     s.subnet.localLid = info->lid;
     s.subnet.smLid = info->masterSmLid;
     s.subnet.portState = std::string(toString(static_cast<PortState>(info->portState)));
+    s.subnet.gidPrefix = info->gidPrefix;
+    if (info->gidPrefix) s.subnetId.gidPrefix = info->gidPrefix;
   });
   if (info->portState != static_cast<std::uint8_t>(PortState::kActive))
     return "port state " + std::string(toString(static_cast<PortState>(info->portState)));
@@ -557,9 +574,14 @@ void FabricService::sweepLoop() {
     lock.lock();
   };
   while (!stopping_) {
+    if (standby_) {  // no sweeps, probes or table reads: the local port only
+      standbyWait(source, lock);
+      continue;
+    }
     const auto generation = topologyGeneration_;
     lock.unlock();
     const auto started = Clock::now();
+    refreshLocalPort(source);  // the SM may have moved (follow_sm); the subnet's identity
     const bool ok = sweepOnce(sweptTopology, source, analyzer);
     telemetry::releaseFreeHeap();  // the sweep's requests, results and the replaced state
     const auto st = state();
@@ -578,9 +600,10 @@ void FabricService::sweepLoop() {
       const auto until =
           pendingUp_.empty() ? next : std::min(next, Clock::now() + kPendingProbeEvery);
       cv_.wait_until(lock, until, [&] {
-        return stopping_ || topologyGeneration_ != generation || !clearJobs_.empty() ||
+        return stopping_ || standby_ || topologyGeneration_ != generation || !clearJobs_.empty() ||
                !probeRequests_.empty() || (ok && routeRefreshRequested_);
       });
+      if (standby_) break;
       if (stopping_) break;
       if (!clearJobs_.empty()) runClears();
       lock.unlock();
@@ -591,9 +614,7 @@ void FabricService::sweepLoop() {
         break;
     }
   }
-  for (auto& job : clearJobs_)
-    job->done.set_value({ClearCountersResult::Status::kNotReady, false, "the service is stopping"});
-  clearJobs_.clear();
+  refuseClearJobs("the service is stopping");
   lock.unlock();
   source.reset();
 }

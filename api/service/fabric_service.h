@@ -22,6 +22,12 @@
 // backoff (`retryBase` doubling up to the activity's interval); the last good data keeps being
 // served, with its age visible through the state's timestamps.
 //
+// Active/standby (api/service/role_election.h, fabric_service_role.cpp): with `haMode` other than
+// always, the service starts standby and setRole() (the daemon's HaMonitor) moves it. A standby
+// sends no counter sweeps, no probes and no forwarding-table reads: its sweep thread only re-reads
+// the local port every `standbyPoll` (the SM LID: follow_sm sees the SM fail over), and it crawls
+// every `standbyCrawlInterval` to keep a warm snapshot. Becoming active crawls and sweeps at once.
+//
 // Thread-safety: every public method may be called from any thread. state() never blocks on a
 // crawl or a sweep (the publish step is a pointer swap under a short lock).
 #pragma once
@@ -40,6 +46,7 @@
 #include "api/osm/osm_status.h"
 #include "api/service/counter_source.h"
 #include "api/service/crawl_check.h"
+#include "api/service/role_election.h"
 #include "api/service/service_state.h"
 #include "discovery/crawler.h"
 #include "discovery/fabric_memory.h"
@@ -82,6 +89,14 @@ struct FabricServiceOptions {
   /// Hardware seen before and not by a crawl stays in the model as missing
   /// (discovery/fabric_memory.h); this says when it is forgotten on its own.
   RememberOptions remember;
+  /// Active/standby (role_election.h): not `always`: standby until the first setRole().
+  HaMode haMode = HaMode::kAlways;
+  /// A standby crawls this often (a warm snapshot) and re-reads the local port every
+  /// `standbyPoll`.
+  std::chrono::milliseconds standbyCrawlInterval{60'000};
+  std::chrono::milliseconds standbyPoll{1'000};
+  /// The operator's name of this subnet (`subnet_name`), in the state's subnet identity.
+  std::string subnetName;
 };
 
 class FabricService {
@@ -140,6 +155,12 @@ class FabricService {
   /// Publishes the state store's status (event_journal.h).
   void setStoreStatus(const StoreStatus& store);
 
+  // Active/standby (role_election.h); fabric_service_role.cpp.
+  /// The role decided for this daemon, with the peers as last polled. Becoming active wakes the
+  /// sweep thread and crawls at once; becoming standby stops the sweeps after the running one.
+  void setRole(const RoleDecision& decision, std::vector<PeerView> peers = {});
+  bool standby() const { return standby_; }
+
   // The remembered fabric (discovery/fabric_memory.h); fabric_service_memory.cpp.
   /// Before start(): the model an earlier run kept (restored from the state store), as of
   /// `seenAt`. The first crawl keeps what it lacks of it as missing, and its link events are
@@ -187,10 +208,18 @@ class FabricService {
   bool createSource(CounterSourcePtr& source, std::string& error);
   /// Drops a failed source (its MAD proxy child is reaped) and pushes the next creation back.
   void dropSource(CounterSourcePtr& source);
+  /// Re-reads the local port (LID, SM LID, GID prefix) and publishes it with what the topology
+  /// says of both LIDs (our port GUID, the SM's): one SMP; no-op for sources that cannot tell.
+  void refreshLocalPort(CounterSourcePtr& source);
+  /// Sweep thread, while standby: re-reads the local port every standbyPoll and refuses counter
+  /// clears, until the role changes or the service stops. Called and returns with `lock` held.
+  void standbyWait(CounterSourcePtr& source, std::unique_lock<std::mutex>& lock);
   bool sweepOnce(TopologyPtr& sweptTopology, CounterSourcePtr& source,
                  telemetry::SweepAnalyzer& analyzer);
   struct ClearJob;
   void runClear(ClearJob& job, CounterSource* source, const TopologyPtr& swept);
+  /// Answers every queued clear with kNotReady and `why`; holds mu_.
+  void refuseClearJobs(const std::string& why);
   std::chrono::milliseconds backoff(std::uint64_t failures,
                                     std::chrono::milliseconds interval) const;
 
@@ -213,6 +242,7 @@ class FabricService {
   std::uint64_t topologyGeneration_ = 0;
   TopologyPtr latestTopology_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> standby_{false};
   std::deque<std::shared_ptr<ClearJob>> clearJobs_;  // guarded by mu_; run by the sweep thread
   std::set<telemetry::PortKey> rebaseline_;          // sweep thread only: cleared since last sweep
   std::set<Lid> probeRequests_;                      // guarded by mu_

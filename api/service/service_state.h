@@ -20,6 +20,7 @@
 
 #include "api/osm/osm_status.h"
 #include "api/service/expected_topology.h"
+#include "api/service/ha_status.h"
 #include "discovery/topology.h"
 #include "routing/forwarding.h"
 #include "routing/link_load.h"
@@ -93,7 +94,8 @@ struct SubnetStatus {
   std::string reason;    ///< Why it waits: "port state Initialize", "no SM LID", ...
   std::uint16_t localLid = 0;
   std::uint16_t smLid = 0;
-  std::string portState;  ///< Of the local port, as last read ("" before the first read).
+  std::string portState;        ///< Of the local port, as last read ("" before the first read).
+  std::uint64_t gidPrefix = 0;  ///< Of the local port (PortInfo GidPrefix); 0 before a read.
   std::optional<std::chrono::system_clock::time_point> readySince;
 };
 
@@ -144,7 +146,12 @@ struct ServiceState {
   /// The SM trap subscription (SA InformInfo); nullopt when it is off (config sm_traps).
   std::optional<mad::TrapSubscriptionStatus> traps;
   StoreStatus store;
+  /// Active or standby among the daemons on this subnet, and the subnet's identity
+  /// (api/service/ha_status.h, fabric_service_role.cpp).
+  HaStatus ha;
+  SubnetIdentity subnetId;
 
+  bool standby() const { return ha.role == HaRole::kStandby; }
   /// First crawl and first sweep done.
   bool ready() const { return topology && counters; }
   std::optional<telemetry::PortRates> ratesOf(telemetry::PortKey key) const {

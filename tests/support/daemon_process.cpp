@@ -23,11 +23,12 @@ namespace ibfabric::testing {
 using Clock = std::chrono::steady_clock;
 
 DaemonProcess::DaemonProcess(const SimFabric& fabric, const std::vector<std::string>& args,
-                             const std::string& tag) {
+                             const std::string& tag, const std::string& host) {
   static int serial = 0;
   errPath_ = scratchDir() / (tag + "-" + fabric.name() + "-" + std::to_string(++serial) + ".err");
-  std::vector<std::string> argv = {
-      cliPath().string(), "sim", "run", "--name", fabric.name(), "--", daemonPath().string()};
+  std::vector<std::string> argv = {cliPath().string(), "sim", "run", "--name", fabric.name()};
+  if (!host.empty()) argv.insert(argv.end(), {"--host", host});
+  argv.insert(argv.end(), {"--", daemonPath().string()});
   argv.insert(argv.end(), args.begin(), args.end());
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");

@@ -23,10 +23,11 @@ namespace ibfabric::testing {
 
 class DaemonProcess {
  public:
-  /// `tag` prefixes the stderr scratch file's name. Throws std::runtime_error when the process
-  /// cannot be started.
+  /// `tag` prefixes the stderr scratch file's name; `host`: the HCA it runs beside (`sim run
+  /// --host`; empty: the fabric's client HCA). Throws std::runtime_error when the process cannot
+  /// be started.
   DaemonProcess(const SimFabric& fabric, const std::vector<std::string>& args,
-                const std::string& tag = "daemon");
+                const std::string& tag = "daemon", const std::string& host = "");
   ~DaemonProcess();
   DaemonProcess(const DaemonProcess&) = delete;
   DaemonProcess& operator=(const DaemonProcess&) = delete;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/http/ha_json.h"
 #include "api/http/http_json.h"
 #include "api/http/json_views.h"
 #include "api/http/router.h"
@@ -39,7 +40,7 @@ void addHealthRoutes(Router& r) {
 
   r.get("/api/v1/health", [&service, now](const Request&, Response& res) {
     auto s = service.state();
-    sendJson(res, healthJson(*s, now()), s->ready() ? 200 : 503);
+    sendJson(res, healthJson(*s, now()), s->ready() || warmStandby(*s) ? 200 : 503);
   });
   // Liveness: the process serves HTTP. Always 200.
   r.get("/api/v1/health/live", [&service, now](const Request&, Response& res) {
@@ -53,7 +54,8 @@ void addHealthRoutes(Router& r) {
   r.get("/api/v1/health/ready", [&service, now](const Request&, Response& res) {
     auto s = service.state();
     const auto t = now();
-    const bool ready = readyNow(*s, t);
+    // A warm standby serves reads of its snapshot (with its age): ready for them.
+    const bool ready = readyNow(*s, t) || warmStandby(*s);
     json body = healthJson(*s, t);
     body["ready"] = ready;
     body["sweep_overdue"] = sweepOverdue(*s, t);
