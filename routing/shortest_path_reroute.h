@@ -20,7 +20,6 @@ namespace ibfabric::routing {
 /// switches without a table keep none. LIDs the topology does not have are skipped. Throws
 /// std::invalid_argument when the tables have no topology.
 ForwardingTablesPtr rerouteShortestPaths(const ForwardingTables& tables,
-                                         const std::vector<Lid>& destinations,
-                                         const DrainSet& out);
+                                         const std::vector<Lid>& destinations, const DrainSet& out);
 
 }  // namespace ibfabric::routing

@@ -110,6 +110,14 @@ class PoolTest : public ::testing::Test {
     return p;
   }
   std::unique_ptr<Pool> makePool() { return makePool(options()); }
+  /// A link_down event on the first HCA of `host`.
+  void linkDown(Pool& pool, const std::string& host) {
+    const Node& hca = topology_->node(topology_->findHost(host)->hcas.at(0));
+    telemetry::Event e;
+    e.type = telemetry::EventType::kLinkDown;
+    e.end = {hca.guid, hca.description, PortNum(1)};
+    pool.observeEvent(e);
+  }
   void useJournal() {
     dir_ =
         testing::scratchDir() / ("pool-journal-" + std::to_string(::getpid()) + "-" +
@@ -417,11 +425,7 @@ TEST_F(PoolTest, TheReplacementIsTheHostThePlacementEngineRanksBest) {
   pool->allocate(req("train", 16, JobClass::kTraining, 0, false, 8));
   ASSERT_THAT(hostsOf(*pool->get("train")), ElementsAre("dgx0001", "dgx0002"));
   asked = 0;
-  const Node& hca = topology_->node(topology_->findHost("dgx0002")->hcas.at(0));
-  telemetry::Event e;
-  e.type = telemetry::EventType::kLinkDown;
-  e.end = {hca.guid, hca.description, PortNum(1)};
-  pool->observeEvent(e);
+  linkDown(*pool, "dgx0002");
   const auto a = pool->get("train").value();
   ASSERT_EQ(a.state, AllocationState::kDegraded);
   ASSERT_TRUE(a.replacement);
@@ -450,11 +454,7 @@ TEST_F(PoolTest, WhenThePlacerPlacesTheJobNowhereThereIsNoReplacementAndTheNoteS
   auto pool = makePool(std::move(o));
   pool->allocate(req("train", 16, JobClass::kTraining, 0, false, 8));
   failing = true;
-  const Node& hca = topology_->node(topology_->findHost("dgx0002")->hcas.at(0));
-  telemetry::Event e;
-  e.type = telemetry::EventType::kLinkDown;
-  e.end = {hca.guid, hca.description, PortNum(1)};
-  pool->observeEvent(e);
+  linkDown(*pool, "dgx0002");
   const auto a = pool->get("train").value();
   EXPECT_EQ(a.state, AllocationState::kDegraded);
   EXPECT_FALSE(a.replacement);
