@@ -4,7 +4,7 @@
 # plugin (trap -> re-probe of the switch) and without it (the sweeps' probes,
 # api/service/sweep_suspects.h). Same fabric, same run.
 #
-#   bench/self_healing_bench.sh [--sus 8] [--sweep-interval 10] [--runs 10] [--hosts 4]
+#   bench/self_healing_bench.sh [--sus 8] [--sweep-interval 10] [--runs 10] [--hosts 4] [--keep]
 #
 # Brings up a superpod of --sus scalable units (8 = 2,048 HCAs) with OpenSM loading the plugin,
 # and for each mode starts ibfabricd with a GPU pool (every host 8 GPUs), then --runs times:
@@ -12,18 +12,20 @@
 # times the ibsim command to the pool_allocation_degraded event of that allocation (a long-poll
 # of /api/v1/events; the event says which replacement it suggests), relinks, releases the job
 # and waits until every cable is Active again. Prints one Markdown block; every process it
-# starts is stopped.
+# starts is stopped. A fabric of the same name already up (with the plugin) is reused; --keep
+# leaves it up at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-sus=8 sweep=10 runs=10 jobhosts=4
+sus=8 sweep=10 runs=10 jobhosts=4 keep=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --sus) sus="$2"; shift 2 ;;
     --sweep-interval) sweep="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --hosts) jobhosts="$2"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "self_healing_bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -41,16 +43,19 @@ pids=()
 . "$root/bench/lib.sh"
 cleanup() {
   stop_pids
-  "$cli" sim down --name "$name" >/dev/null 2>&1 || true
+  [ "$keep" = 1 ] || "$cli" sim down --name "$name" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$cli" sim down --name "$name" >/dev/null 2>&1 || true
-"$cli" topo gen --preset superpod --sus "$sus" >"$work/fabric.net"
-sock="$work/osm.sock"
-"$cli" sim up "$work/fabric.net" --name "$name" --timeout 900 --osm-plugin "$plugin" \
-  --osm-plugin-options "$sock" >"$work/sim.log" 2>&1
+# The plugin's socket outlives this run's work directory, so a kept fabric can be reused.
+mkdir -p "$IBFABRIC_SIM_DIR"
+sock="$IBFABRIC_SIM_DIR/$name.osm.sock"
+if ! fabric_is_up "$cli" "$name"; then
+  "$cli" topo gen --preset superpod --sus "$sus" >"$work/fabric.net"
+  "$cli" sim up "$work/fabric.net" --name "$name" --timeout 900 --osm-plugin "$plugin" \
+    --osm-plugin-options "$sock" >"$work/sim.log" 2>&1
+fi
 nhosts=$((sus * 32))
 printf '{"hosts": [{"name": "dgx[0001-%04d]", "gpu_count": 8, "model": "H100-80GB", "memory_gb": 80}]}\n' \
   "$nhosts" >"$work/inventory.json"
@@ -78,15 +83,32 @@ post() {  # PATH BODY
   curl -s -m 30 -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -X POST "$url$1" -d "$2"
 }
-links_total=""
+# Every cable Active: none down and none in init (`count` is the number in the answer, so one
+# is enough to tell).
 all_active() {
-  [ "$(curl -s -m 10 "$url/api/v1/links?state=active&limit=1" | jq -r .count)" = "$links_total" ]
+  local st c
+  for st in down init; do
+    c=$(curl -sf -m 10 "$url/api/v1/links?state=$st&limit=1" | jq -r .count) || return 1
+    [ "$c" = 0 ] || return 1
+  done
 }
-# wait_degraded JOB SINCE LIMIT: seconds until the allocation's pool_allocation_degraded event
-# (after event id SINCE), or "timeout"; its message goes to $work/last_message.
+# The newest event id (the events after it are the ones to wait for).
+last_event_id() {
+  local since=0 body id
+  while :; do  # pages of 10000 until the end
+    body=$(curl -s -m 10 "$url/api/v1/events?since=$since&limit=10000")
+    id=$(jq -r '.last_id // empty' <<<"$body")
+    [ -n "$id" ] && [ "$id" != "$since" ] || break
+    since=$id
+  done
+  echo "$since"
+}
+# wait_degraded JOB SINCE LIMIT T0: seconds from T0 (the Unlink) until the allocation's
+# pool_allocation_degraded event (after event id SINCE), or "timeout"; its message goes to
+# $work/last_message.
 wait_degraded() {
-  local job="$1" since="$2" limit="$3" t0 deadline body found
-  t0=$(now); deadline=$(( $(date +%s) + limit ))
+  local job="$1" since="$2" limit="$3" t0="$4" deadline body found
+  deadline=$(( $(date +%s) + limit ))
   while [ "$(date +%s)" -lt "$deadline" ]; do
     body=$(curl -s -m 40 "$url/api/v1/events?since=$since&type=pool_allocation_degraded&wait=30" || echo '{}')
     found=$(jq -r --arg j "allocation $job degraded" \
@@ -105,18 +127,18 @@ measure() {  # MODE
   local mode="$1" out="$work/$1.times" notes="$work/$1.notes"
   : >"$out"; : >"$notes"
   start_daemon "$mode"
-  links_total=$(curl -s -m 10 "$url/api/v1/topology" | jq -r .links)
   wait_for "every cable Active" 300 all_active
   for i in $(seq 1 "$runs"); do
-    local job="heal-$mode-$i" alloc host since t
+    local job="heal-$mode-$i" alloc host since t t0
     alloc=$(post /api/v1/pool/allocations "$(jq -nc --arg j "$job" --argjson n "$((jobhosts * 8))" \
       '{job_id: $j, gpus: $n, gpus_per_host: 8, class: "training", priority: 10,
         sharing: "exclusive", preemptible: false}')")
     host=$(jq -r '.allocation.hosts[1].host // empty' <<<"$alloc")
     [ -n "$host" ] || { echo "self_healing_bench.sh: no allocation: $alloc" >&2; return 1; }
-    since=$(curl -s -m 10 "$url/api/v1/events?since=0&limit=1" | jq -r '.last_id')
+    since=$(last_event_id)
+    t0=$(now)
     "$cli" sim cmd --name "$name" "Unlink \"$host-mlx5_3\"[1]" >/dev/null
-    t=$(wait_degraded "$job" "$since" 700)
+    t=$(wait_degraded "$job" "$since" 700 "$t0")
     echo "$t" >>"$out"
     echo "- $mode run $i: $job on $(jq -r '[.allocation.hosts[].host] | join(",")' <<<"$alloc"), $host-mlx5_3 unlinked: $t s — $(cat "$work/last_message" 2>/dev/null)" >>"$notes"
     rm -f "$work/last_message"

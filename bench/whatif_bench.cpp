@@ -2,9 +2,13 @@
 // (tests/support/in_process_daemon.h; the fake counter source serves shortest-path tables), on the
 // generated superpod with LIDs (--sus 40: 10,240 HCAs, 896 switches). Times POST /api/v1/whatif
 // draining one spine, one leaf–spine cable and one leaf (--requests each, while sweeps run) and
-// prints p50 / max, the answer's size and what it found (docs/BENCHMARKS.md).
+// prints p50 / max, the answer's size and what it found (docs/BENCHMARKS.md). With --jobs N
+// (default 100) it first reports N jobs through the JobService (disjoint random host sets of 8–16
+// hosts, seeded; every 7th alltoall, the others ring_allreduce), so each what-if also predicts
+// the hit jobs' bottleneck after the drain on the drained model and asks the placement engine for
+// their alternatives (routing/job_drain_impact.h).
 //
-//   build/bench/whatif_bench --sus 40 --requests 20
+//   build/bench/whatif_bench --sus 40 --requests 20 --jobs 100
 #include <httplib.h>
 
 #include <algorithm>
@@ -12,6 +16,8 @@
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -57,6 +63,54 @@ void timeDrain(httplib::Client& c, const std::string& what, const json& drain, i
       what.c_str(), ms[ms.size() / 2], ms.back(), bytes, last["hosts_cut_off"].get<int>(),
       last["hcas_lost"].get<int>(), last["leaves"].size(),
       reroute.is_object() ? std::to_string(reroute["destinations"].get<int>()).c_str() : "?");
+  const json& model = last["allocations_model"];
+  if (!last["allocations"].is_array() || !model.value("ready", false)) {
+    std::printf("%-22s jobs: not ready (%s)\n", "", model.dump().c_str());
+    return;
+  }
+  double maxDrop = 0.0;
+  std::size_t dropped = 0, withAlternatives = 0;
+  for (const auto& a : last["allocations"]) {
+    const json& f = a["bottleneck"]["drop_fraction"];
+    if (f.is_number() && f.get<double>() > 1e-9) {
+      ++dropped;
+      maxDrop = std::max(maxDrop, f.get<double>());
+    }
+    withAlternatives += a["alternatives"].is_array() && !a["alternatives"].empty();
+  }
+  std::printf(
+      "%-22s jobs: %zu of %zu hit, %zu with a lower bottleneck (largest drop %.0f %%), %zu "
+      "with alternatives; jobs part %.1f ms (last answer)\n",
+      "", last["allocations"].size(), model.value("jobs", std::size_t{0}), dropped, 100.0 * maxDrop,
+      withAlternatives, 1000.0 * model.value("seconds", 0.0));
+}
+
+/// Reports `n` jobs on disjoint random host sets of 8–16 hosts (seeded): every 7th alltoall.
+bool reportJobs(testing::InProcessDaemon& d, const Topology& t, int n) {
+  std::vector<std::size_t> order(t.hosts().size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937 rng(24);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::size_t next = 0;
+  for (int j = 0; j < n; ++j) {
+    const std::size_t size = 8 + rng() % 9;
+    if (next + size > order.size()) break;
+    json hosts = json::array();
+    for (std::size_t k = 0; k < size; ++k) hosts.push_back(t.hosts()[order[next++]].name);
+    try {
+      d.jobs()->report("job-" + std::to_string(j),
+                       {{"hosts", hosts}, {"pattern", j % 7 == 6 ? "alltoall" : "ring_allreduce"}});
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "report job-%d: %s\n", j, e.what());
+      return false;
+    }
+  }
+  const auto t0 = Clock::now();
+  const auto v = d.jobs()->view();  // the attribution, once (the what-ifs reuse it)
+  std::printf("jobs: %zu reported on %zu hosts; attribution %.1f ms%s\n", v->jobs.size(), next,
+              std::chrono::duration<double, std::milli>(Clock::now() - t0).count(),
+              v->attribution ? "" : (" (not attributed: " + v->notReady + ")").c_str());
+  return v->attribution != nullptr;
 }
 
 }  // namespace
@@ -64,6 +118,7 @@ void timeDrain(httplib::Client& c, const std::string& what, const json& drain, i
 int main(int argc, char** argv) {
   const int sus = intArg(argc, argv, "--sus", 40);
   const int requests = std::max(1, intArg(argc, argv, "--requests", 20));
+  const int jobs = std::max(0, intArg(argc, argv, "--jobs", 100));
   auto topology = testing::routableTopology(testing::superpod(sus));
   testing::InProcessDaemon::Options o;
   o.service.crawlInterval = 1h;
@@ -71,6 +126,7 @@ int main(int argc, char** argv) {
   o.counters->serveTables = true;
   testing::InProcessDaemon d(o);
   d.topology().push(topology);
+  d.startJobs();
   if (d.serve() <= 0) return 1;
   if (!d.startAndWaitReady(
           1, [](const api::ServiceState& s) { return s.forwarding != nullptr; }, 600s))
@@ -78,6 +134,7 @@ int main(int argc, char** argv) {
   std::printf("fabric: %d SUs, %zu nodes, %zu links; tables: %zu switches\n", sus,
               topology->nodes().size(), topology->links().size(),
               d.service().state()->forwarding->switchesWithTables());
+  if (jobs > 0 && !reportJobs(d, *topology, jobs)) return 1;
 
   const Node* spine = nullptr;
   const Node* leaf = nullptr;

@@ -131,4 +131,34 @@ DrainImpact drainImpact(const Topology& topology, const ForwardingTables* tables
   return out;
 }
 
+std::vector<char> linksOutOfService(const Topology& topology, const DrainSet& drain) {
+  std::vector<char> out(topology.links().size(), 0);
+  for (std::uint32_t l : drain.links)
+    if (l < out.size()) out[l] = 1;
+  for (NodeIndex s : drain.switches) {
+    if (s >= topology.nodes().size()) continue;
+    for (const auto& p : topology.node(s).ports)
+      if (p && p->link && *p->link < out.size()) out[*p->link] = 1;
+  }
+  return out;
+}
+
+DrainSet rebaseDrain(const Topology& from, const DrainSet& drain, const Topology& to) {
+  if (&from == &to) return drain;
+  DrainSet out;
+  for (NodeIndex s : drain.switches)
+    if (const Node* n = to.findNode(from.node(s).guid)) out.switches.insert(n->index);
+  for (std::uint32_t l : drain.links) {
+    const Link& link = from.links().at(l);
+    for (const PortRef end : {link.a, link.b}) {
+      const Node* n = to.findNode(from.node(end.node).guid);
+      const Port* p = n ? n->port(end.port) : nullptr;
+      if (!p || !p->link) continue;
+      out.links.insert(*p->link);
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace ibfabric::routing

@@ -72,4 +72,12 @@ struct DrainImpact {
 DrainImpact drainImpact(const Topology& topology, const ForwardingTables* tables,
                         const DrainSet& drain);
 
+/// Per Topology::links() index: out of service with the drain (the cable drained, or a switch at
+/// either end drained).
+std::vector<char> linksOutOfService(const Topology& topology, const DrainSet& drain);
+
+/// `drain` (indices of `from`) on another snapshot of the same fabric, `to`: switches by GUID,
+/// cables by (node GUID, port) of either end. Parts `to` does not have are left out.
+DrainSet rebaseDrain(const Topology& from, const DrainSet& drain, const Topology& to);
+
 }  // namespace ibfabric::routing

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "routing/predicted_bottleneck.h"
+
 namespace ibfabric::api {
 namespace {
 
@@ -29,11 +31,7 @@ std::vector<routing::JobTraffic> trafficOf(const std::vector<JobEntry>& jobs) {
 }
 
 std::optional<double> bottleneckOf(const routing::PlacementEngine& engine, const JobEntry& job) {
-  try {
-    return engine.score(job.hosts, job.pattern).bottleneckBytesPerSecond;
-  } catch (const routing::PlacementError&) {
-    return std::nullopt;  // a host the fabric no longer has
-  }
+  return routing::predictedBottleneck(engine, job.hosts, job.pattern);
 }
 
 std::string percent(double ratio) { return std::to_string(std::lround(ratio * 100.0)) + "%"; }
@@ -242,7 +240,7 @@ bool JobService::report(std::string_view id, const nlohmann::json& body) {
     job.registered = std::chrono::system_clock::now();
     try {
       job.bottleneckAtRegistration =
-          placement_.engine()->score(job.hosts, job.pattern).bottleneckBytesPerSecond;
+          routing::predictedBottleneck(*placement_.engine(), job.hosts, job.pattern);
     } catch (const routing::PlacementError& e) {
       spdlog::debug("jobs: {} registered without a predicted bottleneck: {}", job.id, e.what());
     }

@@ -5,7 +5,6 @@
 
 #include <optional>
 #include <set>
-#include <tuple>
 #include <utility>
 
 #include "scheduler_hooks/pool/gpu_choice.h"
@@ -16,18 +15,6 @@ namespace ibfabric::scheduler_hooks::pool_impl {
 namespace {
 
 using nlohmann::json;
-
-/// The leaf switches of the job's usable hosts (the failing one only when it is the only host).
-std::set<Guid> jobLeaves(const PoolState& s, const Allocation& a, const std::string& bad) {
-  std::set<Guid> leaves;
-  for (const auto& g : a.hosts) {
-    auto it = s.byName.find(g.host);
-    if (it == s.byName.end() || (g.host != bad && !s.usable(it->second))) continue;
-    if (g.host == bad && a.hosts.size() > 1) continue;
-    leaves.insert(s.hosts[it->second].leaves.begin(), s.hosts[it->second].leaves.end());
-  }
-  return leaves;
-}
 
 /// How well host `h` takes `need` GPUs of `a` (the free GPUs left, 0 for training); nullopt when
 /// it cannot.
@@ -55,7 +42,8 @@ PoolEvent degradedEvent(const std::string& id, const std::string& host, const Al
   PoolEvent ev{id, host, a.degradedReason, a.replacement, ""};
   ev.message =
       "allocation " + id + " degraded: " + a.degradedReason +
-      (a.replacement ? "; suggested replacement " + *a.replacement : "; " + a.replacementNote);
+      (a.replacement ? "; suggested replacement " + *a.replacement + " (" + a.replacementNote + ")"
+                     : "; " + a.replacementNote);
   spdlog::warn("pool: {}", ev.message);
   return ev;
 }
@@ -80,49 +68,102 @@ void degrade(PoolState& s, const std::string& id, Allocation& a, const std::stri
   s.pending.push_back(degradedEvent(id, host, a));
 }
 
+/// A free healthy host that can take the failing host's GPUs, and how tightly (lower: tighter).
+struct Candidate {
+  std::size_t host = 0;
+  int fit = 0;
+};
+
+/// The engine's answer for the job with candidate `c` in the failing host's place.
+struct Ranked {
+  double objective = 0.0;
+  int fit = 0;
+  std::string name;
+  std::string explanation;
+};
+
+bool better(const Ranked& x, const Ranked& y) {
+  if (x.objective != y.objective) return x.objective > y.objective;
+  if (x.fit != y.fit) return x.fit < y.fit;
+  return x.name < y.name;
+}
+
+/// Ranks `candidates` with the pool's placer: per candidate, the allocation's other hosts plus
+/// that one as the only candidates of a request of the allocation's size (ring_allreduce), so the
+/// placer scores exactly that host set in its best order. Sets the replacement and the note; when
+/// the placer can rank none, the note says why and no replacement is set.
+void rankByPlacer(const PoolState& s, const std::vector<Candidate>& candidates, Allocation& a,
+                  const std::string& bad) {
+  if (!s.options.placer) {
+    a.replacementNote = "no replacement: no placement engine";
+    return;
+  }
+  routing::PlacementRequest r;
+  r.hosts = static_cast<int>(a.hosts.size());
+  r.pattern = routing::CommPattern::kRingAllreduce;
+  for (const auto& g : a.hosts)
+    if (g.host != bad) r.candidates.push_back(g.host);
+  r.candidates.push_back({});
+  std::optional<Ranked> best, second;
+  std::size_t ranked = 0;
+  std::string failure, warning;
+  for (const Candidate& c : candidates) {
+    r.candidates.back() = s.hosts[c.host].inv.name;
+    routing::PlacementAnswer answer;
+    try {
+      answer = s.options.placer(r);
+    } catch (const routing::PlacementError& e) {
+      if (failure.empty()) failure = e.what();
+      continue;  // e.g. a host of the job the engine no longer takes
+    }
+    if (answer.options.empty()) continue;
+    ++ranked;
+    if (warning.empty() && !answer.warnings.empty()) warning = answer.warnings.front();
+    Ranked x{answer.options[0].score.objective, c.fit, r.candidates.back(),
+             answer.options[0].score.explanation};
+    if (!best || better(x, *best)) {
+      second = std::move(best);
+      best = std::move(x);
+    } else if (!second || better(x, *second)) {
+      second = std::move(x);
+    }
+  }
+  if (!best) {
+    a.replacementNote = "no replacement: the placement engine placed the job on none of " +
+                        std::to_string(candidates.size()) + " free hosts: " + failure;
+    return;
+  }
+  a.replacement = best->name;
+  a.replacementNote = "ranked best of " + std::to_string(ranked) +
+                      " free hosts by the placement engine: " + best->explanation;
+  if (second) a.replacementNote += "; next best " + second->name;
+  if (!warning.empty()) a.replacementNote += " [" + warning + "]";
+}
+
 }  // namespace
 
 void suggestReplacement(const PoolState& s, Allocation& a, const std::string& bad) {
   a.replacement.reset();
-  auto badIt = s.byName.find(bad);
   const HostGrant* part = nullptr;
   for (const auto& g : a.hosts)
     if (g.host == bad) part = &g;
-  if (!part || badIt == s.byName.end()) {
+  if (!part || !s.byName.count(bad)) {
     a.replacementNote = "no replacement: the host is not in the inventory";
     return;
   }
-  const std::set<Guid> leaves = jobLeaves(s, a, bad);
   std::set<std::string> inJob;
   for (const auto& g : a.hosts) inJob.insert(g.host);
-  const int badGroup = s.hosts[badIt->second].group;
   const int need = static_cast<int>(part->gpus.size());
-  // Fewest leaves outside the job's, then the failing host's leaf group, best fit, by name.
-  using Score = std::tuple<int, int, int, std::string>;
-  std::optional<Score> best;
-  std::size_t bestHost = 0;
+  std::vector<Candidate> candidates;
   for (std::size_t h = 0; h < s.hosts.size(); ++h) {
     if (!s.usable(h) || inJob.count(s.hosts[h].inv.name)) continue;
-    const auto fit = replacementFit(s, a, h, need);
-    if (!fit) continue;
-    int outside = 0;
-    for (Guid l : s.hosts[h].leaves) outside += leaves.count(l) ? 0 : 1;
-    const int sameGroup = (badGroup >= 0 && s.hosts[h].group == badGroup) ? 0 : 1;
-    Score score{outside, sameGroup, *fit, s.hosts[h].inv.name};
-    if (!best || score < *best) {
-      best = score;
-      bestHost = h;
-    }
+    if (const auto fit = replacementFit(s, a, h, need)) candidates.push_back({h, *fit});
   }
-  if (!best) {
+  if (candidates.empty()) {
     a.replacementNote = "no free healthy host can take " + std::to_string(need) + " GPUs";
     return;
   }
-  a.replacement = s.hosts[bestHost].inv.name;
-  const int outside = std::get<0>(*best);
-  a.replacementNote = outside == 0 ? "on the job's leaves: leaf span and bottleneck unchanged"
-                                   : "adds " + std::to_string(outside) + " leaf switch(es)" +
-                                         (std::get<1>(*best) == 0 ? ", same leaf group" : "");
+  rankByPlacer(s, candidates, a, bad);
 }
 
 void refreshDegraded(PoolState& s) {

@@ -1,6 +1,16 @@
 // Degraded allocations: an allocation with a host that turned unhealthy becomes `degraded`, with
-// a suggested replacement host (free, healthy, on the job's leaves when possible); the change is
-// journaled and a PoolEvent queued.
+// a suggested replacement host; the change is journaled and a PoolEvent queued.
+//
+// The replacement: among the free healthy hosts that can take the failing host's GPUs, the one
+// the pool's placer (PoolOptions::placer: the daemon's placement engine on the live routes and
+// link load) ranks best: per candidate, one request of the allocation's size and ring_allreduce
+// (the pattern the pool places training with and the job attribution uses for pool allocations)
+// whose only candidates are the allocation's other hosts and that one, so the engine scores
+// exactly that host set; the highest objective wins (ties: the tightest fit, then the name). The
+// note gives the engine's explanation of the winner (leaves, predicted bottleneck, hops), the
+// runner-up and the placer's first warning (the daemon's placer says so when it had to place by
+// leaf packing: no routes read yet). One request per candidate: milliseconds each at 10,240
+// HCAs, run only when an allocation turns degraded.
 //
 // Not thread-safe: runs with the pool's mutex held.
 #pragma once

@@ -1,7 +1,8 @@
 // The GPU pool allocator on generated fabrics with the leaf-packing placer: allocation (training
 // whole hosts, inference packing, MIG slices), freeing, idempotency, preemption order and
 // victims, quota windows on a fake wall clock, fault-driven degraded state with a replacement
-// suggestion, and durability (restart, torn last record, compaction).
+// suggestion (the host the placer ranks best: the placement engine, or leaf packing), and
+// durability (restart, torn last record, compaction).
 #include "scheduler_hooks/pool.h"
 
 #include <gmock/gmock.h>
@@ -14,6 +15,8 @@
 
 #include "discovery/net_topology.h"
 #include "discovery/topogen.h"
+#include "routing/placement_engine.h"
+#include "routing/synthetic_tables.h"
 #include "scheduler_hooks/pool/journal_file.h"
 #include "scheduler_hooks/pool_placer.h"
 #include "tests/support/fabrics.h"
@@ -107,6 +110,14 @@ class PoolTest : public ::testing::Test {
     return p;
   }
   std::unique_ptr<Pool> makePool() { return makePool(options()); }
+  /// A link_down event on the first HCA of `host`.
+  void linkDown(Pool& pool, const std::string& host) {
+    const Node& hca = topology_->node(topology_->findHost(host)->hcas.at(0));
+    telemetry::Event e;
+    e.type = telemetry::EventType::kLinkDown;
+    e.end = {hca.guid, hca.description, PortNum(1)};
+    pool.observeEvent(e);
+  }
   void useJournal() {
     dir_ =
         testing::scratchDir() / ("pool-journal-" + std::to_string(::getpid()) + "-" +
@@ -372,7 +383,7 @@ TEST_F(PoolTest, LinkDownEventDegradesAllocationsAndSuggestsAReplacementOnTheSam
   const std::string other = pool->get("other")->hosts[0].host;
   EXPECT_TRUE(*a.replacement == "dgx0003" || *a.replacement == "dgx0004") << *a.replacement;
   EXPECT_NE(*a.replacement, other);
-  EXPECT_THAT(a.replacementNote, HasSubstr("leaf span"));
+  EXPECT_THAT(a.replacementNote, HasSubstr("leaf packing"));  // the tests' placer explains
   ASSERT_EQ(events_.size(), 1u);
   EXPECT_EQ(events_[0].jobId, "train");
   EXPECT_EQ(events_[0].host, "dgx0002");
@@ -387,6 +398,67 @@ TEST_F(PoolTest, LinkDownEventDegradesAllocationsAndSuggestsAReplacementOnTheSam
   pool->observeEvent(e);
   EXPECT_EQ(pool->host("dgx0002")->health, HostHealth::kOk);
   EXPECT_EQ(pool->get("train")->state, AllocationState::kDegraded);
+}
+
+TEST_F(PoolTest, TheReplacementIsTheHostThePlacementEngineRanksBest) {
+  // The placer is the placement engine on the same fabric (with LIDs and shortest-path tables);
+  // dgx0003's HCA link is 90 % used, so a ring through it would get a tenth of a link. By leaf
+  // span dgx0003 and dgx0004 tie (the job's leaf) and the name would pick dgx0003; the engine
+  // ranks dgx0004 first, then the other leaves' idle hosts (objective ~0.98: one more leaf), the
+  // first of them by name dgx0005, and dgx0003 (~0.1) last.
+  const TopologyPtr routed = testing::routableTopology(testing::twoLevel(4, 2, 4));
+  auto load = std::make_shared<routing::LinkLoadModel>(routed);
+  const Node& hot = routed->node(routed->findHost("dgx0003")->hcas.at(0));
+  const std::uint32_t link = *hot.port(PortNum(1))->link;
+  load->setUtilization(routing::directedLink(link, false), 0.9);
+  load->setUtilization(routing::directedLink(link, true), 0.9);
+  const routing::PlacementEngine engine(std::make_shared<const routing::PlacementIndex>(
+                                            routed, routing::computeShortestPathTables(routed)),
+                                        load);
+  int asked = 0;
+  auto o = options();
+  o.placer = [&](const routing::PlacementRequest& r) {
+    ++asked;
+    return engine.place(r);
+  };
+  auto pool = makePool(std::move(o));
+  pool->allocate(req("train", 16, JobClass::kTraining, 0, false, 8));
+  ASSERT_THAT(hostsOf(*pool->get("train")), ElementsAre("dgx0001", "dgx0002"));
+  asked = 0;
+  linkDown(*pool, "dgx0002");
+  const auto a = pool->get("train").value();
+  ASSERT_EQ(a.state, AllocationState::kDegraded);
+  ASSERT_TRUE(a.replacement);
+  EXPECT_EQ(*a.replacement, "dgx0004");
+  EXPECT_EQ(asked, 14);  // once per free healthy host
+  EXPECT_THAT(a.replacementNote, HasSubstr("ranked best of 14 free hosts by the placement engine"));
+  EXPECT_THAT(a.replacementNote, HasSubstr("bottleneck"));  // the engine's explanation
+  // The runner-up is a host of another leaf (idle links, one more leaf), not the hot dgx0003.
+  EXPECT_THAT(a.replacementNote, HasSubstr("next best dgx0005"));
+  // The reason travels with the event (GET of the allocation shows it as `note`).
+  ASSERT_EQ(events_.size(), 1u);
+  EXPECT_EQ(events_[0].replacement, "dgx0004");
+  EXPECT_THAT(events_[0].message, HasSubstr(a.replacementNote));
+}
+
+TEST_F(PoolTest, WhenThePlacerPlacesTheJobNowhereThereIsNoReplacementAndTheNoteSaysWhy) {
+  auto o = options();
+  auto leafPacking = o.placer;
+  bool failing = false;
+  o.placer = [&](const routing::PlacementRequest& r) -> routing::PlacementAnswer {
+    if (failing)
+      throw routing::PlacementError(routing::PlacementError::Kind::kUnsatisfiable,
+                                    "2 hosts asked, 1 eligible");
+    return leafPacking(r);
+  };
+  auto pool = makePool(std::move(o));
+  pool->allocate(req("train", 16, JobClass::kTraining, 0, false, 8));
+  failing = true;
+  linkDown(*pool, "dgx0002");
+  const auto a = pool->get("train").value();
+  EXPECT_EQ(a.state, AllocationState::kDegraded);
+  EXPECT_FALSE(a.replacement);
+  EXPECT_THAT(a.replacementNote, HasSubstr("on none of 14 free hosts: 2 hosts asked, 1 eligible"));
 }
 
 TEST_F(PoolTest, HcaGoneFromANewTopologyDegradesItsHost) {

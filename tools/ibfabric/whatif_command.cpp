@@ -1,8 +1,11 @@
 // `ibfabric whatif`: asks a running daemon what draining switches and cables would break
-// (POST /api/v1/whatif; read-only, no token) and prints a summary, or the answer as JSON.
+// (POST /api/v1/whatif; read-only, no token) and prints a summary — with the jobs it hits, their
+// predicted bottleneck now and after the drain and the placement engine's alternatives — or the
+// answer as JSON.
 //   ibfabric whatif --server http://host:8080 --switch "MF0;spine-su1-1:..." --cable GUID/PORT
 #include <httplib.h>
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -44,6 +47,48 @@ json requestOf(const WhatIfArgs& args) {
   return {{"drain", {{"switches", args.switches}, {"cables", cables}}}};
 }
 
+/// "25.0 GB/s" from bytes/s, "?" when unknown.
+std::string gbps(const json& bytesPerSecond) {
+  if (!bytesPerSecond.is_number()) return "?";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB/s", bytesPerSecond.get<double>() / 1e9);
+  return buf;
+}
+
+/// Up to `n` names, then "... (N in all)".
+std::string names(const json& list, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < list.size() && i < n; ++i)
+    out += (i ? "," : "") + list[i].get<std::string>();
+  if (list.size() > n) out += ",... (" + std::to_string(list.size()) + " in all)";
+  return out;
+}
+
+/// One hit job: hosts hit, its predicted bottleneck now and after the drain, its alternatives.
+void printJob(const json& j) {
+  std::cout << "  job " << j.value("job_id", "") << " (" << j.value("source", "") << ", "
+            << j.value("pattern", "") << "): " << j["hosts_hit"].size() << " of "
+            << j.value("hosts", 0) << " hosts hit";
+  if (j.contains("drained_links_used"))
+    std::cout << ", " << j.value("drained_links_used", 0) << " drained links on its routes";
+  const json& b = j.value("bottleneck", json::object());
+  if (b.is_object() && b.contains("now_bytes_per_second")) {
+    std::cout << "; predicted bottleneck " << gbps(b["now_bytes_per_second"]) << " -> "
+              << gbps(b["after_bytes_per_second"]) << " per flow";
+    if (b["drop_fraction"].is_number())
+      std::cout << " (" << static_cast<int>(100 * b["drop_fraction"].get<double>() + 0.5)
+                << " % lower)";
+  }
+  std::cout << "\n";
+  int rank = 0;
+  if (j["alternatives"].is_array())
+    for (const auto& o : j["alternatives"])
+      std::cout << "    alternative " << ++rank << ": " << names(o["hosts"], 8) << " ("
+                << gbps(o["bottleneck_bytes_per_second"]) << " per flow after the drain)\n";
+  if (!j.value("alternatives_note", "").empty())
+    std::cout << "    " << j.value("alternatives_note", "") << "\n";
+}
+
 void printSummary(const json& a) {
   std::cout << "hosts cut off: " << a.value("hosts_cut_off", 0)
             << ", HCAs lost: " << a.value("hcas_lost", 0) << "\n";
@@ -65,10 +110,12 @@ void printSummary(const json& a) {
               << " (" << a["reroute"].value("entries", 0) << " forwarding entries)\n";
   else
     std::cout << "destinations to reroute: unknown (no forwarding tables read yet)\n";
-  if (a["allocations"].is_array())
-    for (const auto& j : a["allocations"])
-      std::cout << "allocation " << j.value("job_id", "") << ": " << j["hosts_hit"].size() << " of "
-                << j.value("hosts", 0) << " hosts hit\n";
+  if (a["allocations"].is_array()) {
+    std::cout << "jobs hit: " << a["allocations"].size() << "\n";
+    for (const auto& j : a["allocations"]) printJob(j);
+  } else if (a.contains("allocations_model")) {
+    std::cout << "jobs: " << a["allocations_model"].value("reason", "not known") << "\n";
+  }
 }
 
 void run(const WhatIfArgs& args) {

@@ -18,6 +18,7 @@
 #include "api/http/request_params.h"
 #include "api/http/router.h"
 #include "api/http/routes/routes.h"
+#include "routing/predicted_bottleneck.h"
 
 namespace ibfabric::api {
 namespace {
@@ -120,11 +121,7 @@ json neighboursJson(const JobsView& v, std::size_t i) {
 
 json bottleneckJson(const JobsView& v, std::size_t i) {
   const JobEntry& j = v.jobs[i];
-  std::optional<double> now;
-  try {
-    now = v.engine->score(j.hosts, j.pattern).bottleneckBytesPerSecond;
-  } catch (const routing::PlacementError&) {  // a host the fabric no longer has
-  }
+  const std::optional<double> now = routing::predictedBottleneck(*v.engine, j.hosts, j.pattern);
   json out = {{"now_bytes_per_second", optionalNumber(now)},
               {"at_start_bytes_per_second", optionalNumber(j.bottleneckAtStart)}};
   out["ratio"] = now && j.bottleneckAtStart && *j.bottleneckAtStart > 0

@@ -1,13 +1,16 @@
 // POST /api/v1/whatif: what draining a set of switches and cables would break, on the current
-// model and forwarding tables (routing/drain_impact.h), with the pool's allocations on the hosts
-// it hits. Open to anyone: it only reads. Body:
+// model and forwarding tables (routing/drain_impact.h), and the jobs it hits (pool allocations and
+// reported jobs) with their predicted bottleneck now and after the drain and the placement
+// engine's alternatives (routing/job_drain_impact.h). Open to anyone: it only reads. Body:
 //   {"drain": {"switches": [GUID or description, ...],
 //              "cables": [{"node": GUID or description, "port": N}, ...]}}
 // 400 a malformed body, 404 a node or cable the model does not have, 503 no topology yet.
 #include <httplib.h>
 
+#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "api/http/http_json.h"
@@ -15,8 +18,11 @@
 #include "api/http/router.h"
 #include "api/http/routes/routes.h"
 #include "api/http/state_guards.h"
+#include "api/service/job_service.h"
 #include "api/service/pool_service.h"
 #include "routing/drain_impact.h"
+#include "routing/drained_model.h"
+#include "routing/job_drain_impact.h"
 
 namespace ibfabric::api {
 namespace {
@@ -126,27 +132,102 @@ json rerouteJson(const Topology& t, const routing::DrainImpact& impact) {
           {"truncated", impact.reroute.size() > kListedDestinations}};
 }
 
-/// The pool's allocations with a host the drain hits: which hosts, how many HCAs they lose.
-json allocationsJson(const Topology& t, const routing::DrainImpact& impact, PoolService* pool) {
-  if (!pool) return nullptr;
-  std::map<std::string, const routing::HostDrainImpact*> hit;
-  for (const auto& h : impact.hosts) hit[t.hosts()[h.host].name] = &h;
+json optionalNumber(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json bottleneckJson(const routing::JobDrainImpact& hit) {
+  return {{"now_bytes_per_second", optionalNumber(hit.bottleneckNow)},
+          {"after_bytes_per_second", optionalNumber(hit.bottleneckAfter)},
+          {"drop_bytes_per_second", optionalNumber(hit.drop())},
+          {"drop_fraction", optionalNumber(hit.dropFraction())}};
+}
+
+json alternativesJson(const routing::JobDrainImpact& hit) {
+  if (!hit.placed) return nullptr;
   json out = json::array();
-  for (const auto& a : pool->pool().list()) {
-    json hosts = json::array();
-    for (const auto& g : a.hosts) {
-      const auto it = hit.find(g.host);
-      if (it == hit.end()) continue;
-      hosts.push_back({{"host", g.host},
-                       {"gpus", g.gpus.size()},
-                       {"hcas_lost", it->second->lost.size()},
-                       {"cut_off", it->second->cutOff()}});
+  for (const auto& o : hit.alternatives)
+    out.push_back({{"hosts", o.hosts},
+                   {"bottleneck_bytes_per_second", o.score.bottleneckBytesPerSecond},
+                   {"leaf_switches", o.score.leafSwitches},
+                   {"max_hops", o.score.maxHops},
+                   {"objective", o.score.objective},
+                   {"explanation", o.score.explanation}});
+  return out;
+}
+
+/// The jobs (pool allocations and reported jobs) the drain hits, with their predicted bottleneck
+/// now and after the drain and the engine's alternatives (routing/job_drain_impact.h), on the
+/// engine's snapshot (the drain moved onto it when the model is newer). `model` says how.
+json allocationsJson(Router& r, const Topology& t, const routing::DrainSet& drain,
+                     const routing::DrainImpact& impact, json& model) {
+  JobService* jobs = r.services().jobs;
+  if (!jobs) {
+    model = {{"ready", false}, {"reason", "jobs are not tracked by this server"}};
+    return nullptr;
+  }
+  const JobsViewPtr v = jobs->view();
+  model = {{"ready", v->engine != nullptr}, {"jobs", v->jobs.size()}};
+  std::vector<routing::JobTraffic> traffic;
+  for (const auto& j : v->jobs) traffic.push_back({j.id, j.hosts, j.pattern});
+  std::vector<routing::JobDrainImpact> hits;
+  if (v->engine) {
+    try {
+      const auto t0 = std::chrono::steady_clock::now();
+      const routing::PlacementIndex& ix = v->engine->index();
+      const Topology& et = ix.topology();
+      const routing::DrainSet onEngine = routing::rebaseDrain(t, drain, et);
+      const routing::DrainImpact engineImpact =
+          &et == &t ? impact : routing::drainImpact(et, &ix.tables(), onEngine);
+      const routing::DrainedModel drained =
+          routing::drainedModel(*v->engine, onEngine, engineImpact);
+      hits =
+          routing::jobDrainImpact(*v->engine, drained, v->attribution.get(), traffic, engineImpact);
+      model["destinations_rerouted"] = drained.destinationsRerouted;
+      model["seconds"] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } catch (const routing::PlacementError& e) {  // the drained model's index (not expected)
+      model["ready"] = false;
+      model["reason"] = std::string("drained model: ") + e.what();
     }
-    if (hosts.empty()) continue;
-    out.push_back({{"job_id", a.request.jobId},
-                   {"state", std::string(scheduler_hooks::toString(a.state))},
-                   {"hosts", a.hosts.size()},
-                   {"hosts_hit", hosts}});
+  } else {
+    // No engine yet: the jobs whose hosts lose HCAs, without bottlenecks.
+    model["reason"] = v->notReady;
+    std::map<std::string, const routing::HostDrainImpact*, std::less<>> lost;
+    for (const auto& h : impact.hosts) lost[t.hosts()[h.host].name] = &h;
+    for (std::uint32_t i = 0; i < traffic.size(); ++i) {
+      routing::JobDrainImpact hit;
+      hit.job = i;
+      for (const auto& name : traffic[i].hosts)
+        if (const auto it = lost.find(name); it != lost.end())
+          hit.hostsHit.push_back({name, it->second->lost.size(), it->second->cutOff()});
+      if (!hit.hostsHit.empty()) hits.push_back(std::move(hit));
+    }
+  }
+  model["jobs_hit"] = hits.size();
+  PoolService* pool = r.services().pool;
+  json out = json::array();
+  for (const auto& hit : hits) {
+    const JobEntry& j = v->jobs[hit.job];
+    std::optional<scheduler_hooks::Allocation> allocation;
+    if (j.source == JobSource::kPool && pool) allocation = pool->pool().get(j.id);
+    json hosts = json::array();
+    for (const auto& h : hit.hostsHit) {
+      json entry = {{"host", h.host}, {"hcas_lost", h.hcasLost}, {"cut_off", h.cutOff}};
+      if (allocation)
+        for (const auto& g : allocation->hosts)
+          if (g.host == h.host) entry["gpus"] = g.gpus.size();
+      hosts.push_back(std::move(entry));
+    }
+    json a = {{"job_id", j.id},
+              {"source", std::string(toString(j.source))},
+              {"pattern", std::string(routing::toString(j.pattern))},
+              {"hosts", j.hosts.size()},
+              {"hosts_hit", hosts},
+              {"drained_links_used", hit.drainedLinksUsed},
+              {"bottleneck", bottleneckJson(hit)},
+              {"alternatives", alternativesJson(hit)},
+              {"alternatives_note", hit.note}};
+    if (allocation) a["state"] = std::string(scheduler_hooks::toString(allocation->state));
+    out.push_back(std::move(a));
   }
   return out;
 }
@@ -172,6 +253,8 @@ void addWhatIfRoutes(Router& r) {
         if (tables && tables->topology() != s->topology)
           tables = routing::rebaseTables(*tables, s->topology);
         const auto impact = routing::drainImpact(t, tables.get(), drain);
+        json model;
+        json allocations = allocationsJson(r, t, drain, impact, model);
         sendJson(res,
                  {{"drain", {{"switches", drain.switches.size()}, {"cables", drain.links.size()}}},
                   {"hosts_cut_off", impact.hostsCutOff()},
@@ -180,7 +263,8 @@ void addWhatIfRoutes(Router& r) {
                   {"leaves", uplinksJson(t, impact.leaves)},
                   {"leaf_groups", uplinksJson(t, impact.groups)},
                   {"reroute", rerouteJson(t, impact)},
-                  {"allocations", allocationsJson(t, impact, r.services().pool)}});
+                  {"allocations", std::move(allocations)},
+                  {"allocations_model", std::move(model)}});
       });
 }
 
