@@ -93,7 +93,14 @@ TEST(WhatIfSim, ADrainOnPaperMatchesWhatTheUnlinkThenDoes) {
                 .exitCode,
             2);
 
-  // A training allocation of two whole hosts; drain one HCA cable of its second host.
+  // A training allocation of two whole hosts; drain one HCA cable of its second host. The pool
+  // joins the fabric on its own, after the tables: wait for its GPUs first.
+  ASSERT_TRUE(waitFor(
+      [&] {
+        auto res = http->client.Get("/api/v1/pool");
+        return res && res->status == 200 && json::parse(res->body)["total_gpus"].get<int>() > 0;
+      },
+      60s, 100ms));
   auto created = http->client.Post(
       "/api/v1/pool/allocations", httplib::Headers{{"Authorization", "Bearer wh4t"}},
       json{{"job_id", "train-1"}, {"gpus", 16}, {"gpus_per_host", 8}, {"class", "training"}}.dump(),
