@@ -188,8 +188,6 @@ class UmadCounterSource final : public CounterSource {
   }
 
  private:
-  /// The sweeper and the LFT reader are made at first use: a source opened before the SM
-  /// assigned LIDs learns them from localPortInfo() first.
   /// The directed route from our port to `guid` along up cables of `topology`.
   std::optional<mad::DirectedPath> pathTo(const TopologyPtr& topology, Guid guid) {
     ensureSweeper();
@@ -198,6 +196,8 @@ class UmadCounterSource final : public CounterSource {
     if (!n || n->index >= paths->size()) return std::nullopt;
     return (*paths)[n->index];
   }
+  /// The sweeper and the LFT reader are made at first use: a source opened before the SM
+  /// assigned LIDs learns them from localPortInfo() first.
   void ensureSweeper() {
     if (sweeper_) return;
     telemetry::SweepOptions sweep = sweepOptions_;
