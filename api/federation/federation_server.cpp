@@ -116,6 +116,9 @@ class FederationServer::Routes {
   void findOne(const Request& req, Response& res, const std::string& path, const char* what);
   void mergedArray(const Request& req, Response& res, const std::string& path, const char* field);
   void events(const Request& req, Response& res);
+  std::optional<std::vector<SubnetAnswer>> askExport(const Request& req, Response& res,
+                                                     const std::vector<std::size_t>& members,
+                                                     const std::string& path);
   void slurm(const Request& req, Response& res);
   void volcano(const Request& req, Response& res);
   void placement(const Request& req, Response& res);
@@ -455,37 +458,39 @@ std::vector<SubnetAnswer> exportsOnly(std::vector<SubnetAnswer> answers) {
 
 }  // namespace
 
+/// An export of every selected member as text; a member's 400 (a bad parameter) is passed on
+/// as it is (nullopt, sent), other non-200 answers make their subnet unavailable.
+std::optional<std::vector<SubnetAnswer>> FederationServer::Routes::askExport(
+    const Request& req, Response& res, const std::vector<std::size_t>& members,
+    const std::string& path) {
+  MemberRequest r{"GET", forwardPath(path, req, {"subnet", "partial"})};
+  r.json = false;
+  const auto raw = ask(r, members);
+  for (const auto& a : raw)
+    if (a.available && a.status == 400) {
+      res.status = 400;
+      res.set_content(a.text, "application/json");
+      return std::nullopt;
+    }
+  return exportsOnly(raw);
+}
+
 void FederationServer::Routes::slurm(const Request& req, Response& res) {
   std::vector<std::size_t> members;
   if (!selected(req, res, members)) return;
   if (req.has_param("format") && req.get_param_value("format") != "conf")
     return sendError(res, 400, "bad format: the federation merges format=conf (tree or block)");
-  MemberRequest r{"GET", forwardPath("/api/v1/export/slurm-topology", req, {"subnet", "partial"})};
-  r.json = false;
-  const auto raw = ask(r, members);
-  for (const auto& a : raw)
-    if (a.available && a.status == 400) {
-      res.status = 400;
-      return res.set_content(a.text, "application/json");
-    }
-  const auto answers = exportsOnly(raw);
-  sendExport(res, answers, truthy(req, "partial"), mergedSlurmConf(answers), "text/plain");
+  const auto answers = askExport(req, res, members, "/api/v1/export/slurm-topology");
+  if (!answers) return;
+  sendExport(res, *answers, truthy(req, "partial"), mergedSlurmConf(*answers), "text/plain");
 }
 
 void FederationServer::Routes::volcano(const Request& req, Response& res) {
   std::vector<std::size_t> members;
   if (!selected(req, res, members)) return;
-  MemberRequest r{"GET",
-                  forwardPath("/api/v1/export/volcano-hypernodes", req, {"subnet", "partial"})};
-  r.json = false;
-  const auto raw = ask(r, members);
-  for (const auto& a : raw)
-    if (a.available && a.status == 400) {
-      res.status = 400;
-      return res.set_content(a.text, "application/json");
-    }
-  const auto answers = exportsOnly(raw);
-  sendExport(res, answers, truthy(req, "partial"), mergedHyperNodes(answers), "application/yaml");
+  const auto answers = askExport(req, res, members, "/api/v1/export/volcano-hypernodes");
+  if (!answers) return;
+  sendExport(res, *answers, truthy(req, "partial"), mergedHyperNodes(*answers), "application/yaml");
 }
 
 void FederationServer::Routes::placement(const Request& req, Response& res) {
