@@ -290,6 +290,11 @@ class AlertsE2e : public ::testing::Test {
     EXPECT_TRUE(allocated->status == 200 || allocated->status == 201) << allocated->body;
     ASSERT_FALSE(waitForSeries("ibfabric_placement_requests_total", 30s).empty()) << diagnostics();
     ASSERT_FALSE(waitForSeries("ibfabric_pool_allocations > 0", 30s).empty()) << diagnostics();
+    // The allocation's links are attributed on the next sweep (and reach a remote-write store a
+    // flush later): the job panels are checked once they can have data.
+    ASSERT_FALSE(waitForSeries("ibfabric_job_link_share_ratio", 60s).empty()) << diagnostics();
+    ASSERT_FALSE(waitForSeries("ibfabric_job_link_utilization_ratio", 60s).empty())
+        << diagnostics();
   }
 
   /// Every dashboard panel query evaluates, and returns data unless its metric is not exported
@@ -436,7 +441,7 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
           << rule.value("lastError", "");
     }
   }
-  EXPECT_EQ(rules, 8 + 17);  // ibfabric-rules.yml + ibfabric-alerts.yml
+  EXPECT_EQ(rules, 8 + 18);  // ibfabric-rules.yml + ibfabric-alerts.yml
 
   // Every rule that joins an _info series for its names returns data with those names: the
   // recording rules as recorded, the alerts' expressions without their thresholds.
@@ -455,14 +460,16 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
       const std::string q = alert ? withoutThresholds(expr) : name;
       auto result = waitForSeries(q, 30s);
       ASSERT_FALSE(result.empty()) << name << " returns no data: " << q << diagnostics();
-      const std::string label =
-          name.rfind("ibfabric:level_", 0) == 0 ? "level" : "node";  // by-level sums: level only
+      // By-level sums carry the level only, the per-subnet HA alert its subnet; the rest a node.
+      const std::string label = name.rfind("ibfabric:level_", 0) == 0 ? "level"
+                                : name == "IbfabricNoActiveInstance" ? "subnet_prefix"
+                                                                     : "node";
       for (const auto& series : result)
         EXPECT_NE(series["metric"].value(label, ""), "") << name << ": " << series.dump() << "\n"
                                                          << q;
     }
   }
-  EXPECT_EQ(joins, 6 + 7);  // recording rules with names; alerts on ports and cables
+  EXPECT_EQ(joins, 6 + 8);  // recording rules with names; alerts on ports, cables, subnets
   // Every exported port and cable series finds its names (none lost in a join).
   for (const auto& [family, info, on] :
        std::vector<std::tuple<std::string, std::string, std::string>>{
@@ -550,7 +557,7 @@ TEST_F(AlertsE2e, RemoteWriteToVictoriaMetricsRunsTheDashboardsAndRulesUnchanged
           << g.value("name", "") << " / " << rule.value("name", "");
     }
   }
-  EXPECT_EQ(rules, 8 + 17);  // ibfabric-rules.yml + ibfabric-alerts.yml
+  EXPECT_EQ(rules, 8 + 18);  // ibfabric-rules.yml + ibfabric-alerts.yml
   source_ = [this](const std::string& expr) { return prometheus_.query(expr); };
 }
 
