@@ -40,6 +40,12 @@ json subnetIdentityJson(const ServiceState& s) {
           {"sm_guid", guidOrNull(id.smPortGuid)}};
 }
 
+json subnetTagJson(const ServiceState& s) {
+  const SubnetIdentity& id = s.subnetId;
+  if (!id.name.empty()) return id.name;
+  return id.gidPrefix ? json(formatGidPrefix(*id.gidPrefix)) : json();
+}
+
 json snapshotAgeJson(const ServiceState& s, std::chrono::system_clock::time_point now) {
   if (!s.crawl.lastSuccess) return json();
   return std::chrono::duration<double>(now - *s.crawl.lastSuccess).count();

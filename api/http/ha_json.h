@@ -15,6 +15,10 @@ namespace ibfabric::api {
 nlohmann::json haJson(const ServiceState& state);
 /// {"name", "prefix", "sm_guid"}: null for what is not known yet.
 nlohmann::json subnetIdentityJson(const ServiceState& state);
+/// The `subnet` every host, node and link object carries: the operator's name (`subnet_name`),
+/// else the GID prefix, else null (before the local port was read). The federation's objects
+/// carry the same field, with the member's name.
+nlohmann::json subnetTagJson(const ServiceState& state);
 /// Seconds since the served topology snapshot was last confirmed by a crawl; null before one.
 nlohmann::json snapshotAgeJson(const ServiceState& state,
                                std::chrono::system_clock::time_point now);

@@ -251,22 +251,19 @@ json topologySummaryJson(const ServiceState& s, std::chrono::system_clock::time_
   return j;
 }
 
-json nodeBriefJson(const Topology& t, const Node& n) {
-  json j = {{"guid", toString(n.guid)},
-            {"type", nodeTypeName(n.type)},
-            {"description", n.description},
-            {"lid", n.lid().value()},
-            {"level", n.level},
-            {"level_name", levelName(n.level)},
-            {"num_ports", n.numPorts},
+json nodeBriefJson(const Topology& t, const Node& n, const ServiceState& s) {
+  json j = {{"guid", toString(n.guid)},         {"subnet", subnetTagJson(s)},
+            {"type", nodeTypeName(n.type)},     {"description", n.description},
+            {"lid", n.lid().value()},           {"level", n.level},
+            {"level_name", levelName(n.level)}, {"num_ports", n.numPorts},
             {"missing", absenceJson(n.missing)}};
   if (n.host) j["host"] = t.hosts()[*n.host].name;
   if (n.rail >= 0) j["rail"] = n.rail;
   return j;
 }
 
-json nodeJson(const Topology& t, const Node& n) {
-  json j = nodeBriefJson(t, n);
+json nodeJson(const Topology& t, const Node& n, const ServiceState& s) {
+  json j = nodeBriefJson(t, n, s);
   j["node_description"] = n.nodeDescription;
   j["sys_image_guid"] = toString(n.sysImageGuid);
   j["vendor_id"] = n.vendorId;
@@ -291,10 +288,10 @@ json nodeJson(const Topology& t, const Node& n) {
   return j;
 }
 
-json hostBriefJson(const Topology& t, const Host& h) {
+json hostBriefJson(const Topology& t, const Host& h, const ServiceState& s) {
   json hcas = json::array();
   for (NodeIndex i : h.hcas) hcas.push_back(toString(t.node(i).guid));
-  return {{"name", h.name}, {"hcas", hcas}};
+  return {{"name", h.name}, {"subnet", subnetTagJson(s)}, {"hcas", hcas}};
 }
 
 json hostJson(const Topology& t, const Host& h, const ServiceState& s) {
@@ -324,6 +321,7 @@ json hostJson(const Topology& t, const Host& h, const ServiceState& s) {
                     {"ports", ports}});
   }
   return {{"name", h.name},
+          {"subnet", subnetTagJson(s)},
           {"sys_image_guid", toString(h.sysImageGuid)},
           {"named_from_description", h.namedFromDescription},
           {"hcas", hcas},
@@ -349,7 +347,8 @@ json linkJson(const Topology& t, std::uint32_t index, const ServiceState& s,
   const Node& na = t.node(l.a.node);
   const Node& nb = t.node(l.b.node);
   const LinkActivity activity = t.activity(l);
-  json j = {{"a", endJson(t, l.a)},
+  json j = {{"subnet", subnetTagJson(s)},
+            {"a", endJson(t, l.a)},
             {"b", endJson(t, l.b)},
             {"level", std::max(na.level, nb.level)},
             {"level_name", levelName(std::max(na.level, nb.level))},

@@ -21,9 +21,9 @@ nlohmann::json healthJson(const ServiceState& state, std::chrono::system_clock::
 nlohmann::json topologySummaryJson(const ServiceState& state,
                                    std::chrono::system_clock::time_point now);
 /// A node with its ports (and each port's remote end).
-nlohmann::json nodeJson(const Topology& topology, const Node& node);
+nlohmann::json nodeJson(const Topology& topology, const Node& node, const ServiceState& state);
 /// A brief entry for lists.
-nlohmann::json nodeBriefJson(const Topology& topology, const Node& node);
+nlohmann::json nodeBriefJson(const Topology& topology, const Node& node, const ServiceState& state);
 nlohmann::json hostJson(const Topology& topology, const Host& host, const ServiceState& state);
 /// A link's state: "down" while an end has no physical link, "init" while both are linked but
 /// not both Active (whatever the last sweep's report said: a probe or a crawl may have seen it
@@ -39,7 +39,7 @@ nlohmann::json linkJson(const Topology& topology, std::uint32_t linkIndex,
 nlohmann::json linkJson(const Topology& topology, std::uint32_t linkIndex,
                         const ServiceState& state, const telemetry::LinkHealthReport* health);
 /// An entry of /hosts: {name, hcas: [guid]}.
-nlohmann::json hostBriefJson(const Topology& topology, const Host& host);
+nlohmann::json hostBriefJson(const Topology& topology, const Host& host, const ServiceState& state);
 /// Everything about one port: topology, raw counters, rates, health, recent history.
 nlohmann::json portJson(const Topology& topology, PortRef ref, const ServiceState& state,
                         const telemetry::CounterHistory& history);

@@ -262,14 +262,23 @@ void FabricService::discoveryLoop() {
     telemetry::releaseFreeHeap();  // the crawl's text and the replaced topology
     const auto st = state();
     lock.lock();
-    // A standby crawls rarely: a warm snapshot, not a live view.
-    const auto interval = standby_ ? options_.standbyCrawlInterval : options_.crawlInterval;
-    const auto delay = ok ? interval : backoff(st->crawl.consecutiveFailures, interval);
-    const auto next = Clock::now() + delay;
+    // A standby crawls rarely: a warm snapshot, not a live view. The delay follows the role
+    // while waiting: a daemon made standby in the middle of an active interval crawls at the
+    // standby interval from then on (setRole wakes this wait).
+    const auto ended = Clock::now();
+    const auto delay = [&] {
+      const auto interval = standby_ ? options_.standbyCrawlInterval : options_.crawlInterval;
+      return ok ? interval : backoff(st->crawl.consecutiveFailures, interval);
+    };
+    const auto first = delay();
     lock.unlock();
-    publish([&](ServiceState& s) { s.crawl.nextAttempt = SysClock::now() + delay; });
+    publish([&](ServiceState& s) { s.crawl.nextAttempt = SysClock::now() + first; });
     lock.lock();
-    cv_.wait_until(lock, next, [&] { return stopping_ || crawlRequested_; });
+    while (!stopping_ && !crawlRequested_) {
+      const auto next = ended + delay();
+      if (Clock::now() >= next) break;
+      cv_.wait_until(lock, next);
+    }
   }
 }
 

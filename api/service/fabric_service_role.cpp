@@ -62,6 +62,9 @@ void FabricService::setRole(const RoleDecision& decision, std::vector<PeerView> 
   }
   if (!changed) return;
   if (!toStandby) requestCrawl();  // the warm snapshot may be a standby interval old
+  // The crawl wait reads standby_ under mu_: taking it once orders this change before its next
+  // look, so the notification below cannot fall between its check and its wait.
+  { std::lock_guard lock(mu_); }
   cv_.notify_all();
 }
 

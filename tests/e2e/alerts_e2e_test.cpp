@@ -462,8 +462,8 @@ TEST_F(AlertsE2e, LinkDownAndSymbolErrorAlertsDashboardsAndRules) {
       ASSERT_FALSE(result.empty()) << name << " returns no data: " << q << diagnostics();
       // By-level sums carry the level only, the per-subnet HA alert its subnet; the rest a node.
       const std::string label = name.rfind("ibfabric:level_", 0) == 0 ? "level"
-                                : name == "IbfabricNoActiveInstance" ? "subnet_prefix"
-                                                                     : "node";
+                                : name == "IbfabricNoActiveInstance"  ? "subnet_prefix"
+                                                                      : "node";
       for (const auto& series : result)
         EXPECT_NE(series["metric"].value(label, ""), "") << name << ": " << series.dump() << "\n"
                                                          << q;

@@ -319,7 +319,7 @@ TEST_F(ApiRestPaging, CachedDocumentsEqualAFreshRenderingAndFollowTheSnapshot) {
   EXPECT_TRUE(dot == formatDot(t) && dotGz == dot);
 
   json nodes = json::array();
-  for (const Node& n : t.nodes()) nodes.push_back(nodeBriefJson(t, n));
+  for (const Node& n : t.nodes()) nodes.push_back(nodeBriefJson(t, n, *s));
   auto [plainNodes, gzNodes] = bothBodies(c, "/api/v1/nodes");
   const std::string freshNodes = json{{"nodes", nodes}}.dump() + "\n";
   EXPECT_TRUE(plainNodes == freshNodes && gzNodes == plainNodes);

@@ -213,6 +213,48 @@ TEST(HaStandby, SweepsNothingCrawlsRarelyAndTakesOverAtOnce) {
   service.stop();
 }
 
+/// Every host, node and link object the daemon serves names its subnet: the operator's name.
+TEST(SubnetTag, EveryHostNodeAndLinkObjectNamesTheSubnet) {
+  testing::InProcessDaemon::Options o;
+  o.service.subnetName = "plane-a";
+  testing::InProcessDaemon d(o);
+  d.topology().push(testing::fatTreeTopology("", 2, 2, 2));
+  ASSERT_GT(d.serve(), 0);
+  ASSERT_TRUE(d.startAndWaitReady());
+  auto get = [&](const std::string& path) {
+    auto res = d.client().Get(path);
+    EXPECT_TRUE(res && res->status == 200) << path;
+    return res ? nlohmann::json::parse(res->body, nullptr, false) : nlohmann::json();
+  };
+  int objects = 0;
+  auto expectTagged = [&](const nlohmann::json& list, const std::string& what) {
+    ASSERT_TRUE(list.is_array() && !list.empty()) << what;
+    for (const auto& item : list) {
+      EXPECT_EQ(item.value("subnet", ""), "plane-a") << what << ": " << item.dump();
+      ++objects;
+    }
+  };
+  expectTagged(get("/api/v1/hosts")["hosts"], "hosts");
+  expectTagged(get("/api/v1/nodes")["nodes"], "nodes (cached document)");
+  expectTagged(get("/api/v1/nodes?limit=3")["nodes"], "a page of nodes");
+  expectTagged(get("/api/v1/switches")["switches"], "switches");
+  expectTagged(get("/api/v1/links")["links"], "links");
+  expectTagged(get("/api/v1/links?limit=2")["links"], "a page of links");
+  const auto hosts = get("/api/v1/hosts")["hosts"];
+  const std::string host = hosts[0]["name"];
+  EXPECT_EQ(get("/api/v1/hosts/" + host)["subnet"], "plane-a");
+  const std::string guid = hosts[0]["hcas"][0];
+  EXPECT_EQ(get("/api/v1/nodes/" + guid)["subnet"], "plane-a");
+  EXPECT_GT(objects, 20);
+
+  // Without a name: the GID prefix once the local port was read; the fakes cannot read one, so
+  // null (never a made-up name).
+  ServiceState unnamed;
+  EXPECT_TRUE(subnetTagJson(unnamed).is_null());
+  unnamed.subnetId.gidPrefix = 0xfe80000000000000ull;
+  EXPECT_EQ(subnetTagJson(unnamed), "0xfe80000000000000");
+}
+
 TEST(HaStandby, MonitorDecidesFromPeers) {
   testing::InProcessDaemon d(daemonOptions());
   d.topology().push(testing::fatTreeTopology("", 2, 2, 2));

@@ -104,14 +104,15 @@ std::optional<std::size_t> nodesFrom(const Topology& t, const PageRequest& page,
 
 /// A page of nodes that `keep` accepts, as {<field>: [brief], next_cursor?}.
 template <typename Keep>
-void sendNodePage(const Topology& t, const PageRequest& page, const char* field, const char* list,
-                  Keep&& keep, Response& res) {
+void sendNodePage(const ServiceState& s, const PageRequest& page, const char* field,
+                  const char* list, Keep&& keep, Response& res) {
+  const Topology& t = *s.topology;
   auto begin = nodesFrom(t, page, res);
   if (!begin) return;
   const PageSlice p = slicePage(*begin, t.nodes().size(), page.limit,
                                 [&](std::size_t i) { return keep(t.nodes()[i]); });
   json out = json::array();
-  for (std::size_t i : p.positions) out.push_back(nodeBriefJson(t, t.nodes()[i]));
+  for (std::size_t i : p.positions) out.push_back(nodeBriefJson(t, t.nodes()[i], s));
   const json last = p.positions.empty() ? json() : toJson(nodeKey(t.nodes()[p.positions.back()]));
   sendPage(res, field, std::move(out), false, p.more, list, last);
 }
@@ -137,14 +138,14 @@ void nodes(Router& r, const Request& req, Response& res) {
                      w.append("{\"nodes\":[");
                      for (const Node& n : t.nodes()) {
                        if (n.index) w.append(",");
-                       w.append(safeDump(nodeBriefJson(t, n)));
+                       w.append(safeDump(nodeBriefJson(t, n, *s)));
                      }
                      w.append("]}\n");
                    });
     return sendDocument(req, res, std::move(doc));
   }
   sendNodePage(
-      t, *page, "nodes", kNodesList,
+      *s, *page, "nodes", kNodesList,
       [&](const Node& n) {
         return (type.empty() || nodeTypeName(n.type) == type) && (!level || n.level == *level) &&
                (!host || n.host == host) && (!rail || n.rail == *rail);
@@ -161,7 +162,7 @@ void switches(Router& r, const Request& req, Response& res) {
   auto page = pageRequest(req, res, kSwitchesList);
   if (!page) return;
   sendNodePage(
-      t, *page, "switches", kSwitchesList,
+      *s, *page, "switches", kSwitchesList,
       [&](const Node& n) {
         return n.isSwitch() && (!level || n.level == *level) && (!rail || n.rail == *rail);
       },
@@ -178,7 +179,7 @@ void addNodeViews(Router& r) {
     if (!parseGuid(g)) return sendError(res, 400, "not a GUID: " + g);
     const Node* n = nodeByGuid(*s->topology, g);
     if (!n) return sendError(res, 404, "no node with GUID " + g);
-    sendJson(res, nodeJson(*s->topology, *n));
+    sendJson(res, nodeJson(*s->topology, *n, *s));
   });
   r.get("/api/v1/switches", [&r](const Request& req, Response& res) { switches(r, req, res); });
 }
@@ -222,7 +223,7 @@ void hosts(Router& r, const Request& req, Response& res) {
     return (!layout || hostHealth(*layout, h.name) == health) && (!rail || onRail(h));
   });
   json out = json::array();
-  for (std::size_t i : p.positions) out.push_back(hostBriefJson(t, t.hosts()[order[i]]));
+  for (std::size_t i : p.positions) out.push_back(hostBriefJson(t, t.hosts()[order[i]], *s));
   const json last =
       p.positions.empty() ? json() : json::array({t.hosts()[order[p.positions.back()]].name});
   sendPage(res, "hosts", std::move(out), false, p.more, kHostsList, last);
