@@ -6,7 +6,7 @@
 //                                   # may be listed too: a peer with our GUID is ignored)
 //     peer_timeout: 2               # seconds: a peer that does not answer in time is not live
 //     poll_interval: 1              # seconds between role decisions (and peer polls)
-//     standby_crawl_interval: 60    # seconds between a standby's crawls
+//     standby_crawl_interval: 300   # seconds between a standby's crawls
 // Plain value type.
 #pragma once
 
@@ -25,7 +25,7 @@ struct HaConfig {
   std::vector<std::string> peers;
   std::chrono::milliseconds peerTimeout{2'000};
   std::chrono::milliseconds pollInterval{1'000};
-  std::chrono::milliseconds standbyCrawlInterval{60'000};
+  std::chrono::milliseconds standbyCrawlInterval{300'000};
 
   /// Throws ConfigError (service_config.h) naming the key.
   void validate() const;

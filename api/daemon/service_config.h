@@ -38,7 +38,7 @@
 //                                   # fabric; docs/daemon.md); empty dir = in memory only
 //   jobs: {congested_utilization: 0.8, clear_utilization: 0.6}
 //                                   # job_congested events (api/service/job_service.h)
-//   ha: {mode: always, peers: [], peer_timeout: 2, poll_interval: 1, standby_crawl_interval: 60}
+//   ha: {mode: always, peers: [], peer_timeout: 2, poll_interval: 1, standby_crawl_interval: 300}
 //                                   # active/standby on one subnet (api/daemon/ha_config.h)
 //   subnet_name: ""                 # the operator's name of this subnet (health, metrics)
 //

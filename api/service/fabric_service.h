@@ -93,7 +93,7 @@ struct FabricServiceOptions {
   HaMode haMode = HaMode::kAlways;
   /// A standby crawls this often (a warm snapshot) and re-reads the local port every
   /// `standbyPoll`.
-  std::chrono::milliseconds standbyCrawlInterval{60'000};
+  std::chrono::milliseconds standbyCrawlInterval{300'000};
   std::chrono::milliseconds standbyPoll{1'000};
   /// The operator's name of this subnet (`subnet_name`), in the state's subnet identity.
   std::string subnetName;
