@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <future>
 #include <nlohmann/json.hpp>
 
@@ -24,8 +25,11 @@ PeerAnswer peerFromHealth(const std::string& url, const std::string& body) {
   }
   if (auto r = j.find("role"); r != j.end() && r->is_string())
     p.role = parseHaRole(r->get<std::string>());
-  if (auto u = j.find("uptime_seconds"); u != j.end() && u->is_number())
-    a.uptimeSeconds = u->get<double>();
+  // A peer's uptime is a duration: a negative, non-finite or absurd one is not believed.
+  if (auto u = j.find("uptime_seconds"); u != j.end() && u->is_number()) {
+    const double up = u->get<double>();
+    if (std::isfinite(up) && up >= 0 && up < 1e9) a.uptimeSeconds = up;
+  }
   return a;
 }
 

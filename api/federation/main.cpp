@@ -68,12 +68,15 @@ int main(int argc, char** argv) {
   spdlog::info("ibfabric-federate listening on {}:{} ({} member(s))", config.listenHost, port,
                config.members.size());
   std::thread serving([&server] { server.run(); });
-  std::thread([&server] { server.probeMembers(); }).detach();
+  // The first look at every member; joined before the server goes (it may wait a member's
+  // timeout when the signal comes early).
+  std::thread probe([&server] { server.probeMembers(); });
   int sig = 0;
   while (sigwait(&signals, &sig) != 0) {
   }
   spdlog::info("signal {}: shutting down", sig);
   server.stop();
   serving.join();
+  probe.join();
   return 0;
 }

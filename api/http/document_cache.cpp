@@ -33,10 +33,10 @@ struct Inflating {
 }  // namespace
 
 CachedDocumentPtr DocumentSlot::get(const std::shared_ptr<const void>& source,
-                                    const std::string& contentType,
-                                    const DocumentRenderer& render) {
+                                    const std::string& contentType, const DocumentRenderer& render,
+                                    const std::string& variant) {
   std::lock_guard lock(mu_);
-  if (doc_ && source_.lock() == source) return doc_;
+  if (doc_ && source_.lock() == source && variant_ == variant) return doc_;
   doc_.reset();  // the old one goes before the new one is rendered (unless a response holds it)
   const auto t0 = std::chrono::steady_clock::now();
   GzipWriter w;
@@ -48,6 +48,7 @@ CachedDocumentPtr DocumentSlot::get(const std::shared_ptr<const void>& source,
   doc->renderSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   doc_ = std::move(doc);
   source_ = source;
+  variant_ = variant;
   ++renders_;
   return doc_;
 }

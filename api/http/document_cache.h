@@ -48,10 +48,11 @@ using DocumentRenderer = std::function<void(GzipWriter&)>;
 /// The newest document of one endpoint.
 class DocumentSlot {
  public:
-  /// The document rendered from `source`: the kept one when it was, else rendered now by
-  /// `render` and kept instead (the previous one is dropped).
+  /// The document rendered from `source` (and `variant`: a small value the document also
+  /// depends on, e.g. the subnet's name beside a topology): the kept one when it was, else
+  /// rendered now by `render` and kept instead (the previous one is dropped).
   CachedDocumentPtr get(const std::shared_ptr<const void>& source, const std::string& contentType,
-                        const DocumentRenderer& render);
+                        const DocumentRenderer& render, const std::string& variant = {});
   /// Renders so far (tests, benchmarks).
   std::uint64_t renders() const { return renders_; }
   /// Compressed bytes kept.
@@ -60,6 +61,7 @@ class DocumentSlot {
  private:
   mutable std::mutex mu_;  // held while rendering: latecomers wait and share
   std::weak_ptr<const void> source_;
+  std::string variant_;
   CachedDocumentPtr doc_;
   std::atomic<std::uint64_t> renders_{0};
 };

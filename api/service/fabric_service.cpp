@@ -21,8 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using SysClock = std::chrono::system_clock;
-/// Switches with ports still coming up (or silent) are probed again this often.
-constexpr auto kPendingProbeEvery = std::chrono::milliseconds(200);
 
 }  // namespace
 
@@ -492,7 +490,7 @@ void FabricService::runAskedProbes(CounterSource* source) {
     }
     if (probeRequests_.empty()) return;
     lids = std::exchange(probeRequests_, {});
-    nextPendingProbe_ = now + kPendingProbeEvery;
+    nextPendingProbe_ = now + pendingEvery_;
   }
   if (!stopping_) probeSwitches(lids, source);
 }
@@ -605,9 +603,8 @@ void FabricService::sweepLoop() {
     lock.lock();
     // A new topology is swept at once: its ports (and those that left) are news.
     for (;;) {
-      // Switches with ports still coming up or silent are probed again within 200 ms.
-      const auto until =
-          pendingUp_.empty() ? next : std::min(next, Clock::now() + kPendingProbeEvery);
+      // Switches with ports still coming up or silent are probed again soon (pendingEvery_).
+      const auto until = pendingUp_.empty() ? next : std::min(next, nextPendingProbe_);
       cv_.wait_until(lock, until, [&] {
         return stopping_ || standby_ || topologyGeneration_ != generation || !clearJobs_.empty() ||
                !probeRequests_.empty() || (ok && routeRefreshRequested_);

@@ -251,6 +251,10 @@ class FabricService {
   std::atomic<bool> routeRefreshRequested_{false};
   std::set<Lid> pendingUp_;                                   // guarded by mu_
   std::chrono::steady_clock::time_point nextPendingProbe_{};  // guarded by mu_
+  /// Switches pending a re-probe (silent, or a cable not Active yet) wait at least this long.
+  static constexpr std::chrono::milliseconds kPendingProbeEvery{200};
+  // guarded by mu_; ProbeMemory::watchEvery
+  std::chrono::milliseconds pendingEvery_{kPendingProbeEvery};
   std::mutex topologyEditMu_;  // a crawl and a probe publish topologies one at a time
   std::shared_ptr<ProbeMemory> probeMemory_;  // sweep thread only
   bool subnetReady_ = false;                  // guarded by mu_; the discovery thread waits on it

@@ -31,12 +31,31 @@ struct FabricService::ProbeMemory {
   /// probed again every kPendingProbeEvery until the SM activates them, for kActivationWatch
   /// at most (then the sweeps' re-checks of cables not Active take over, sweep_suspects.h).
   std::map<std::pair<Guid, PortNum>, std::chrono::steady_clock::time_point> activating;
+  /// Switches read by directed route since they last answered by LID (logged once a streak).
+  std::set<Lid> readDirected;
+
+  /// How soon the switches left pending are probed again: kPendingProbeEvery while a silent
+  /// switch is retried or a cable has just come back, then a tenth of the oldest watch's age,
+  /// up to kActivationWatchEvery (an SM that takes minutes to activate a cable — OpenSM at
+  /// 10,240 HCAs on ibsim: ~100 s — costs one switch's PortInfo every 2 s, not 5 a second).
+  std::chrono::milliseconds watchEvery(std::chrono::steady_clock::time_point now) const;
 };
 
 namespace {
 constexpr int kUnansweredRetries = 5;
 constexpr auto kActivationWatch = std::chrono::minutes(3);
+constexpr auto kActivationWatchEvery = std::chrono::milliseconds(2'000);
 }  // namespace
+
+std::chrono::milliseconds FabricService::ProbeMemory::watchEvery(
+    std::chrono::steady_clock::time_point now) const {
+  using std::chrono::milliseconds;
+  if (!unanswered.empty() || activating.empty()) return kPendingProbeEvery;
+  milliseconds every = kActivationWatchEvery;
+  for (const auto& [port, since] : activating)
+    every = std::min(every, std::chrono::duration_cast<milliseconds>(now - since) / 10);
+  return std::clamp(every, milliseconds(kPendingProbeEvery), kActivationWatchEvery);
+}
 
 namespace {
 
@@ -120,7 +139,8 @@ std::optional<mad::PortInfo> farEndIfItIs(CounterSource& source, const TopologyP
 /// asked again along up cables by directed route; `silent` back when that does not answer either.
 std::vector<std::optional<mad::PortInfo>> byDirectedRoute(
     CounterSource& source, const TopologyPtr& topology, const Node& sw,
-    const std::vector<PortNum>& ports, std::vector<std::optional<mad::PortInfo>> silent) {
+    const std::vector<PortNum>& ports, std::vector<std::optional<mad::PortInfo>> silent,
+    bool firstOfStreak) {
   std::vector<std::optional<mad::PortInfo>> direct;
   try {
     direct = source.probeSwitchPortsDirected(topology, sw.guid, ports);
@@ -131,8 +151,9 @@ std::vector<std::optional<mad::PortInfo>> byDirectedRoute(
   if (direct.size() != ports.size() ||
       std::none_of(direct.begin(), direct.end(), [](const auto& i) { return i.has_value(); }))
     return silent;
-  spdlog::info("probe of LID {}: no answer by LID; {} read by directed route", sw.lid().value(),
-               sw.description);
+  spdlog::log(firstOfStreak ? spdlog::level::info : spdlog::level::debug,
+              "probe of LID {}: no answer by LID; {} read by directed route", sw.lid().value(),
+              sw.description);
   return direct;
 }
 
@@ -200,6 +221,9 @@ void FabricService::probeSwitches(const std::set<Lid>& lids, CounterSource* sour
     }
     probeSwitch(lid, *source);
   }
+  const auto every = probeMemory_->watchEvery(std::chrono::steady_clock::now());
+  std::lock_guard lock(mu_);
+  pendingEvery_ = every;
 }
 
 void FabricService::probeSwitch(Lid lid, CounterSource& source) {
@@ -209,6 +233,8 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     std::lock_guard lock(mu_);
     fromSweep = sweepProbes_.count(lid) > 0;
   }
+  // What asked for this probe, for the log: a sweep's suspect or a trap (the plugin, SM traps).
+  const char* asker = fromSweep ? "sweep probe" : "trap";
   // What a probe cannot place: a trap's asks for a crawl, a sweep's waits for the next one.
   auto crawlFor = [&](const std::string& why) {
     if (fromSweep) {
@@ -237,10 +263,12 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     return fallBack(e.what());
   }
   if (infos.size() != ports.size()) return fallBack("the probe returned the wrong port count");
-  if (std::none_of(infos.begin(), infos.end(), [](const auto& i) { return i.has_value(); }))
-    infos = byDirectedRoute(source, topo, sw, ports, std::move(infos));
-
   auto& memory = *probeMemory_;
+  if (std::none_of(infos.begin(), infos.end(), [](const auto& i) { return i.has_value(); }))
+    infos = byDirectedRoute(source, topo, sw, ports, std::move(infos),
+                            memory.readDirected.insert(lid).second);
+  else
+    memory.readDirected.erase(lid);
   TopologyEdit edit;
   std::string needCrawl;  // why a crawl is needed; empty = not needed
   bool pending = false;
@@ -306,7 +334,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       }
     }
     if (++memory.unanswered[lid] <= kUnansweredRetries) {
-      spdlog::debug("trap from LID {}: {} of {} ports did not answer; probing again shortly",
+      spdlog::debug("{} of LID {}: {} of {} ports did not answer; probing again shortly", asker,
                     lid.value(), silent, ports.size());
       std::lock_guard lock(mu_);
       pendingUp_.insert(lid);
@@ -430,7 +458,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     const TopologyPtr current = state()->topology;
     if (current != topo) {
       // A crawl published a fresher view while the probe ran: it already has the change.
-      spdlog::debug("trap from LID {}: a crawl finished meanwhile, probe result dropped",
+      spdlog::debug("{} of LID {}: a crawl finished meanwhile, probe result dropped", asker,
                     lid.value());
     } else {
       TopologyPtr next;
@@ -445,7 +473,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       }
       TopologyDelta delta(topo, next);
       for (const auto& line : delta.describeAll())
-        spdlog::info("trap from LID {}: {}", lid.value(), line);
+        spdlog::info("{} of LID {}: {}", asker, lid.value(), line);
       // The snapshot first, then the events: a client woken by link_down reads the new topology.
       publishChange([&](ServiceState& s) {
         s.topology = next;
@@ -465,7 +493,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     publishChange([](ServiceState& s) { s.osm.portProbes++; });
   }
   spdlog::debug(
-      "trap from LID {}: probed {} ports in {:.1f} ms", lid.value(), ports.size(),
+      "{} of LID {}: probed {} ports in {:.1f} ms", asker, lid.value(), ports.size(),
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   {
     std::lock_guard lock(mu_);

@@ -29,6 +29,23 @@ std::set<Lid> sweepSuspects(const Topology& topology, const telemetry::CounterSn
                             const telemetry::RatesTable& rates, std::size_t maxRechecks,
                             std::size_t maxProbes, std::size_t rotation) {
   std::set<Lid> out;
+  // First the switches holding an end of a missing cable, or of one not yet Active: what the
+  // model knows is broken is re-checked every sweep (in turn beyond maxRechecks) even when a
+  // burst of newly silent ports (an SM rerouting around a dead cable) fills the rest.
+  std::set<Lid> holding;
+  for (const Link& l : topology.links()) {
+    if (topology.activity(l) == LinkActivity::kActive) continue;
+    for (PortRef end : {l.a, l.b}) {
+      const Node& n = topology.node(end.node);
+      if (n.isSwitch() && !n.missing && n.lid().value() != 0) holding.insert(n.lid());
+    }
+  }
+  if (!holding.empty() && maxRechecks > 0) {
+    const std::vector<Lid> all(holding.begin(), holding.end());
+    const std::size_t take = std::min({maxRechecks, all.size(), maxProbes});
+    const std::size_t start = take == 0 ? 0 : (now.sequence * take) % all.size();
+    for (std::size_t i = 0; i < take; ++i) out.insert(all[(start + i) % all.size()]);
+  }
   auto add = [&](PortKey key) {
     if (const Lid lid = switchOf(topology, key); lid.value() != 0 && out.size() < maxProbes)
       out.insert(lid);
@@ -43,21 +60,6 @@ std::set<Lid> sweepSuspects(const Topology& topology, const telemetry::CounterSn
   for (const auto& r : rates) {
     const auto& downed = r[Counter::kLinkDowned];
     if (downed.ok() && downed.delta > 0) add(r.key);
-  }
-  std::set<Lid> holding;  // switches with an end of a missing cable, or of one not yet Active
-  for (const Link& l : topology.links()) {
-    if (topology.activity(l) == LinkActivity::kActive) continue;
-    for (PortRef end : {l.a, l.b}) {
-      const Node& n = topology.node(end.node);
-      if (n.isSwitch() && !n.missing && n.lid().value() != 0) holding.insert(n.lid());
-    }
-  }
-  if (!holding.empty() && maxRechecks > 0) {
-    const std::vector<Lid> all(holding.begin(), holding.end());
-    const std::size_t room = maxProbes > out.size() ? maxProbes - out.size() : 0;
-    const std::size_t take = std::min({maxRechecks, all.size(), room});
-    const std::size_t start = take == 0 ? 0 : (now.sequence * take) % all.size();
-    for (std::size_t i = 0; i < take; ++i) out.insert(all[(start + i) % all.size()]);
   }
   // The periodic check: every switch in turn.
   std::vector<Lid> switches;

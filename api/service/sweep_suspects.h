@@ -16,8 +16,10 @@
 //     PortInfo check that finds what no sweep shows — a switch-to-switch cable that breaks on no
 //     route the sweeps use, with an SM that sends no traps (10,240 HCAs, 896 switches, 4 a sweep:
 //     every switch within 224 sweeps, 256 SMPs a sweep).
-// At most `maxProbes` switches a sweep (a switch costs one PortInfo per port): a burst (a switch
-// reboot, MAD loss) is left to the crawl, which the crawl check guards.
+// At most `maxProbes` switches a sweep (a switch costs one PortInfo per port), the re-checks of
+// what the model knows is broken first: a burst of silent ports (a switch reboot, MAD loss, an
+// SM rerouting around a dead cable) fills only the rest, and what it leaves is the crawl's,
+// which the crawl check guards.
 // The service re-reads those switches' PortInfo (FabricService::requestPortProbe, the OSM
 // plugin's probe) and publishes the edited model with link_down / link_up events; a change the
 // probe cannot place (an unknown cable) is left to a crawl it requests.

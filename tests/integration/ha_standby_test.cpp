@@ -206,10 +206,9 @@ TEST_F(HaStandby, LowestGuidOnlyTheActiveSweepsAndTheStandbyTakesOverAfterKill9)
     }
   });
   const pid_t victim = active.process->daemonPid();
-  ASSERT_GT(victim, 0);
   const auto killedAt = Clock::now();
-  ASSERT_EQ(::kill(victim, SIGKILL), 0);
-  bool tookOver = waitFor([&] { return standby.role() == "active"; }, 20s);
+  const bool killed = victim > 0 && ::kill(victim, SIGKILL) == 0;
+  bool tookOver = killed && waitFor([&] { return standby.role() == "active"; }, 20s);
   const double roleSeconds = seconds(Clock::now() - killedAt);
   const int runsBefore = sh["sweep"].value("runs", 0);
   bool swept = tookOver && waitFor([&] { return standby.sweepRuns() > runsBefore; }, 20s);
@@ -217,6 +216,7 @@ TEST_F(HaStandby, LowestGuidOnlyTheActiveSweepsAndTheStandbyTakesOverAfterKill9)
   polling = false;
   poller.join();
   active.process->signalAndWait(SIGKILL, 10s);
+  ASSERT_TRUE(killed) << "the active daemon's pid " << victim;
   ASSERT_TRUE(tookOver) << standby.process->log();
   ASSERT_TRUE(swept) << standby.process->log();
   std::printf(

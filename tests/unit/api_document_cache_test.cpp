@@ -122,6 +122,12 @@ TEST(DocumentSlot, RendersOncePerSourceSharedByConcurrentCallersAndKeepsTheNewes
                std::runtime_error);
   slot.get(d, "x", render);
   EXPECT_EQ(renders, 4);
+  // The same source with another variant (the subnet's name learnt after the crawl) renders anew;
+  // the same variant again does not.
+  slot.get(d, "x", render, "\"plane-a\"");
+  EXPECT_EQ(renders, 5);
+  slot.get(d, "x", render, "\"plane-a\"");
+  EXPECT_EQ(renders, 5);
 }
 
 TEST(DocumentCache, AcceptEncoding) {

@@ -320,6 +320,18 @@ TEST(SweepSuspects, APortGoneSilentLinkDownedAndMissingCablesPointAtTheirSwitche
     seen.insert(*one.begin());
   }
   EXPECT_EQ(seen.size(), 2u);  // taken in turn
+
+  // A burst of newly silent ports (an SM rerouting around the dead cable) does not crowd out
+  // the re-check of what is known broken: with room for one probe, the re-check's switch (the
+  // leaf, in turn at sequence 0) is probed, not the spine a silent port points at.
+  telemetry::CounterSnapshot was, burst;
+  const PortKey spinePort{kHlsSpine, PortNum{1}};
+  was.ports = {sample(spinePort, telemetry::PortStatus::kOk)};
+  burst.ports = {sample(spinePort, telemetry::PortStatus::kUnreachable)};
+  burst.sequence = 0;
+  EXPECT_EQ(api::sweepSuspects(*cut, &was, burst, none, 1, 1, 0), (std::set<Lid>{kHlsLeafLid}));
+  EXPECT_EQ(api::sweepSuspects(*cut, &was, burst, none, 1, 2, 0),
+            (std::set<Lid>{kHlsLeafLid, kHlsSpineLid}));
 }
 
 TEST(SweepSuspects, ACableNotYetActiveIsReCheckedUntilTheSmActivatesIt) {

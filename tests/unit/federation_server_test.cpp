@@ -113,7 +113,7 @@ TEST_F(FederationServerTest, HealthNamesEachSubnetAndItsRole) {
               {"role", "standby"},
               {"subnet", {{"name", "campus-a"}, {"prefix", "0xfe80000000000000"}}}});
   playDaemon(b, "b", 2);
-  start({&a, &b});
+  ASSERT_NO_FATAL_FAILURE(start({&a, &b}));
   auto [status, j] = get("/api/v1/health");
   ASSERT_EQ(status, 200) << j.dump();
   EXPECT_EQ(j["status"], "ok");
@@ -142,7 +142,7 @@ TEST_F(FederationServerTest, DownSlowAndMalformedMembersAreUnavailableQuickly) {
   playDaemon(garbage, "m", 3);
   slow.setDelay(1500ms);
   garbage.setMalformed(true);
-  start({&good, nullptr, &slow, &garbage}, 300ms);
+  ASSERT_NO_FATAL_FAILURE(start({&good, nullptr, &slow, &garbage}, 300ms));
 
   const auto t0 = Clock::now();
   auto [status, j] = get("/api/v1/hosts");
@@ -169,7 +169,7 @@ TEST_F(FederationServerTest, AMemberThatGoesDownKeepsItsAgeAndTheOthersAreServed
   FakeMemberDaemon a, b;
   playDaemon(a, "a", 2);
   playDaemon(b, "b", 4);
-  start({&a, &b});
+  ASSERT_NO_FATAL_FAILURE(start({&a, &b}));
   auto [s1, f1] = get("/api/v1/fabric");
   ASSERT_EQ(s1, 200) << f1.dump();
   EXPECT_EQ(f1["totals"]["hosts"], 6);
@@ -192,7 +192,7 @@ TEST_F(FederationServerTest, HostsPageAcrossSubnetsExactlyOnce) {
   FakeMemberDaemon a, b;
   playDaemon(a, "a", 5);
   playDaemon(b, "b", 3);
-  start({&a, &b});
+  ASSERT_NO_FATAL_FAILURE(start({&a, &b}));
   std::multiset<std::string> seen;
   std::string cursor;
   for (int page = 0; page < 20; ++page) {
@@ -222,7 +222,7 @@ TEST_F(FederationServerTest, AHostIsFoundInItsSubnet) {
   playDaemon(a, "a", 1);
   playDaemon(b, "b", 1);
   b.json("GET", "/api/v1/hosts/b1", 200, {{"name", "b1"}});
-  start({&a, &b});
+  ASSERT_NO_FATAL_FAILURE(start({&a, &b}));
   auto [status, j] = get("/api/v1/hosts/b1");
   ASSERT_EQ(status, 200) << j.dump();
   EXPECT_EQ(j["subnet"], "b");
@@ -244,7 +244,7 @@ TEST_F(FederationServerTest, EventsMergeByTimeAndTheCursorRoundTrips) {
       events = {{{"id", 7}, {"time", 20.0}, {"type", "link_degraded"}}};
     res.set_content(json{{"events", events}, {"last_id", 7}}.dump(), "application/json");
   });
-  start({&a, &b});
+  ASSERT_NO_FATAL_FAILURE(start({&a, &b}));
   auto [status, j] = get("/api/v1/events");
   ASSERT_EQ(status, 200) << j.dump();
   ASSERT_EQ(j["events"].size(), 3u);
@@ -269,7 +269,7 @@ TEST_F(FederationServerTest, PlacementIsRoutedToTheSubnetThatFits) {
   big.json("POST", "/api/v1/placement", 200,
            {{"options", {{{"hosts", {"b1", "b2", "b3", "b4"}}, {"score", {{"objective", 0.8}}}}}},
             {"warnings", json::array()}});
-  start({&small, &big, nullptr});
+  ASSERT_NO_FATAL_FAILURE(start({&small, &big, nullptr}));
   auto [status, j] = post("/api/v1/placement", {{"hosts", 4}}, "");
   ASSERT_EQ(status, 200) << j.dump();
   EXPECT_EQ(j["subnet"], "b");
@@ -291,7 +291,7 @@ TEST_F(FederationServerTest, PoolAllocationsGoWhereTheGpusAreAndStayThere) {
   b.json("GET", "/api/v1/pool", 200, {{"free_gpus", 16}, {"total_gpus", 16}});
   b.json("POST", "/api/v1/pool/allocations", 201,
          {{"allocation", {{"job_id", "job-1"}, {"gpus", 8}}}, {"created", true}});
-  start({&a, &b});
+  ASSERT_NO_FATAL_FAILURE(start({&a, &b}));
   EXPECT_EQ(post("/api/v1/pool/allocations", {{"job_id", "job-1"}, {"gpus", 8}}, "").first, 401);
   EXPECT_EQ(post("/api/v1/pool/allocations", {{"job_id", "job-1"}, {"gpus", 8}}, "bad").first, 403);
   auto [status, j] =
@@ -323,7 +323,7 @@ TEST_F(FederationServerTest, ExportsAreRefusedWhileASubnetIsMissingUnlessPartial
   FakeMemberDaemon a;
   a.text("GET", "/api/v1/export/slurm-topology", 200,
          "SwitchName=leaf-01 Nodes=a[1-2]\nSwitchName=ibfabric-root Switches=leaf-01\n");
-  start({&a, nullptr});
+  ASSERT_NO_FATAL_FAILURE(start({&a, nullptr}));
   auto r = client_->Get("/api/v1/export/slurm-topology");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 503) << r->body;

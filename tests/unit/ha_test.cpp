@@ -137,6 +137,11 @@ TEST(HaMonitorTest, PeerHealthAnswers) {
   EXPECT_TRUE(old.live);
   EXPECT_FALSE(old.portGuid);
   EXPECT_FALSE(peerFromHealth("http://d", "<html>").view.live);
+  // An uptime that is no duration is not believed (never cast out of range).
+  for (const char* up : {"-1", "-1e300", "1e300"})
+    EXPECT_FALSE(
+        peerFromHealth("http://e", std::string(R"({"uptime_seconds":)") + up + "}").uptimeSeconds)
+        << up;
   // Nobody listens there: not live, quickly.
   const auto dead = httpPeerFetcher()("http://127.0.0.1:1", 500ms).view;
   EXPECT_FALSE(dead.live);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/http/document_cache.h"
+#include "api/http/ha_json.h"
 #include "api/http/http_json.h"
 #include "api/http/json_views.h"
 #include "api/http/list_cursor.h"
@@ -134,14 +135,17 @@ void nodes(Router& r, const Request& req, Response& res) {
   if (!filtered && !page->limit && !page->after) {
     auto doc = r.documents()
                    .slot(DocumentCache::Kind::kNodes)
-                   .get(s->topology, "application/json", [&](GzipWriter& w) {
-                     w.append("{\"nodes\":[");
-                     for (const Node& n : t.nodes()) {
-                       if (n.index) w.append(",");
-                       w.append(safeDump(nodeBriefJson(t, n, *s)));
-                     }
-                     w.append("]}\n");
-                   });
+                   .get(
+                       s->topology, "application/json",
+                       [&](GzipWriter& w) {
+                         w.append("{\"nodes\":[");
+                         for (const Node& n : t.nodes()) {
+                           if (n.index) w.append(",");
+                           w.append(safeDump(nodeBriefJson(t, n, *s)));
+                         }
+                         w.append("]}\n");
+                       },
+                       subnetTagJson(*s).dump());  // every node names the subnet
     return sendDocument(req, res, std::move(doc));
   }
   sendNodePage(
