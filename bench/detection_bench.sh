@@ -81,12 +81,13 @@ sim_cmd() {
   echo "detection_bench.sh: the ibsim console did not take: $1" >&2
   return 1
 }
-last_id() { curl -s -m 10 "$url/api/v1/events?since=0&limit=1&type=link_down" | jq -r '.last_id'; }
-# wait_event TYPE NODE SINCE LIMIT: seconds until an event TYPE naming NODE arrives after id SINCE
-# ("timeout" after LIMIT seconds).
+# The newest event's id: what a wait for the next change starts after.
+last_id() { curl -s -m 10 "$url/api/v1/events?since=0&limit=1" | jq -r '.newest_id'; }
+# wait_event TYPE NODE SINCE LIMIT T0: seconds from T0 (when the ibsim command was issued) until
+# an event TYPE naming NODE arrives after id SINCE ("timeout" after LIMIT seconds).
 wait_event() {
-  local type="$1" node="$2" since="$3" limit="$4" t0 deadline
-  t0=$(now); deadline=$(( $(date +%s) + limit ))
+  local type="$1" node="$2" since="$3" limit="$4" t0="$5" deadline
+  deadline=$(( $(date +%s) + limit ))
   while [ "$(date +%s)" -lt "$deadline" ]; do
     local body
     body=$(curl -s -m 40 "$url/api/v1/events?since=$since&type=$type&wait=30" || echo '{}')
@@ -115,16 +116,14 @@ sweep_mads() {  # MADs the engine sent over the next 3 sweeps, per sweep
 }
 store_write() { curl -s -m 10 "$url/api/v1/health" | jq -r '.store.last_write_seconds'; }
 osm_log="$IBFABRIC_SIM_DIR/$name/opensm.log"
-# wait_active NODE SINCE LIMIT UP: seconds from the ReLink until the cable is Active, given the
-# link_up seen UP seconds after it (its message in $work/last_message): UP itself when that
-# link_up was Active already, else UP plus the wait for its link_active.
+# wait_active NODE SINCE LIMIT UP T0: seconds from the ReLink (T0) until the cable is Active,
+# given its link_up seen UP seconds after it (its message in $work/last_message): UP itself when
+# that link_up was Active already, else until its link_active.
 wait_active() {
-  local node="$1" since="$2" limit="$3" up="$4" more
+  local node="$1" since="$2" limit="$3" up="$4" t0="$5"
   [ "$up" = timeout ] && { echo timeout; return 0; }
   grep -q "not yet Active" "$work/last_message" || { echo "$up"; return 0; }
-  more=$(wait_event link_active "$node" "$since" "$limit")
-  [ "$more" = timeout ] && { echo timeout; return 0; }
-  awk -v a="$up" -v b="$more" 'BEGIN { printf "%.2f\n", a + b }'
+  wait_event link_active "$node" "$since" "$limit" "$t0"
 }
 # sm_split RELINK SECONDS: the SM's part and ours of a ReLink seen SECONDS after epoch RELINK:
 # "<ReLink → OpenSM's last SUBNET UP before Active was seen> <that SUBNET UP → then>" (the heavy
@@ -151,31 +150,34 @@ for i in $(seq 1 "$runs"); do
   host=$(printf 'dgx%04d' $((i + 1)))
   leaf="leaf-su1-r$(( (i - 1) % 8 + 1 ))" port=$((33 + (i - 1) / 8))
   since=$(last_id)
+  t_cmd=$(now)
   sim_cmd "Unlink \"$host-mlx5_3\"[1]"
-  wait_event link_down "$host mlx5_3" "$since" $((crawl + 60)) >>"$work/hca_down"
+  wait_event link_down "$host mlx5_3" "$since" $((crawl + 60)) "$t_cmd" >>"$work/hca_down"
   since=$(last_id)
+  t_cmd=$(now)
   sim_cmd "Unlink \"$leaf\"[$port]"
   # A switch-to-switch cable shows through the destinations the sweep loses (route breaks) or
   # LinkDowned (ibsim does not count it): waited for 3 sweeps, else it is left to the crawl
   # (counted as timed out).
-  up_seen=$(wait_event link_down "MF0;$leaf:MQM9790-NS2F/U1" "$since" $((3 * sweep + 10)))
+  up_seen=$(wait_event link_down "MF0;$leaf:MQM9790-NS2F/U1" "$since" $((3 * sweep + 10)) "$t_cmd")
   echo "$up_seen" >>"$work/up_down"
   store_write >>"$work/store"
   [ "$i" = 1 ] && missing_mads=$(sweep_mads)
-  since=$(curl -s -m 10 "$url/api/v1/events?since=0&limit=1" | jq -r '.last_id')
+  since=$(last_id)
   t_relink=$(now)
   sim_cmd "ReLink \"$host-mlx5_3\"[1]"
-  seen=$(wait_event link_up "$host mlx5_3" "$since" $((crawl + 60)))
+  seen=$(wait_event link_up "$host mlx5_3" "$since" $((crawl + 60)) "$t_relink")
   echo "$seen" >>"$work/hca_up"
-  active=$(wait_active "$host mlx5_3" "$since" 120 "$seen")
+  active=$(wait_active "$host mlx5_3" "$since" 120 "$seen" "$t_relink")
   echo "$active" >>"$work/hca_active"
   sm_split "$t_relink" "$active" >>"$work/hca_sm"
+  since=$(last_id)
   t_relink=$(now)
   sim_cmd "ReLink \"$leaf\"[$port]"
   if [ "$up_seen" != timeout ]; then
-    seen=$(wait_event link_up "MF0;$leaf:MQM9790-NS2F/U1" "$since" $((3 * sweep + 10)))
+    seen=$(wait_event link_up "MF0;$leaf:MQM9790-NS2F/U1" "$since" $((3 * sweep + 10)) "$t_relink")
     echo "$seen" >>"$work/up_up"
-    active=$(wait_active "MF0;$leaf:MQM9790-NS2F/U1" "$since" 120 "$seen")
+    active=$(wait_active "MF0;$leaf:MQM9790-NS2F/U1" "$since" 120 "$seen" "$t_relink")
     echo "$active" >>"$work/up_active"
     sm_split "$t_relink" "$active" >>"$work/up_sm"
   fi

@@ -31,6 +31,9 @@ struct FabricService::ProbeMemory {
   /// probed again every kPendingProbeEvery until the SM activates them, for kActivationWatch
   /// at most (then the sweeps' re-checks of cables not Active take over, sweep_suspects.h).
   std::map<std::pair<Guid, PortNum>, std::chrono::steady_clock::time_point> activating;
+  /// Silent switches a neighbour's probe explained (their cable to it is down): probed once
+  /// more, along a route that avoids that cable, then left to the sweeps.
+  std::set<Lid> explained;
   /// Switches read by directed route since they last answered by LID (logged once a streak).
   std::set<Lid> readDirected;
 
@@ -318,7 +321,15 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
   if (silent > 0) {
     // Not reachable at all: its neighbours can say which of its cables went (once a streak).
     // When one does, that is what the trap (or the sweep) was about: the neighbour's probe
-    // edits the model, and this switch is neither probed again nor crawled for.
+    // edits the model, and this switch is not crawled for, only probed again shortly.
+    if (silent == ports.size() && memory.explained.erase(lid) > 0) {
+      // Asked again after a neighbour explained it, and still silent: nothing more to learn
+      // until the SM reroutes (the sweeps will ask again), no crawl for it.
+      spdlog::debug("{} of LID {}: still silent after its neighbour's report", asker, lid.value());
+      std::lock_guard lock(mu_);
+      sweepProbes_.erase(lid);
+      return;
+    }
     if (silent == ports.size() && memory.unanswered[lid] == 0) {
       const auto seeing = neighboursSeeingADeadCable(*topo, ref->node, source);
       for (const Lid n : seeing) {
@@ -328,8 +339,13 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       }
       if (!seeing.empty()) {
         publishChange([](ServiceState& s) { s.osm.portProbes++; });
+        // Asked again shortly (a bounded retry, as below): once the neighbour's probe has put
+        // the dead cable in the model, the directed route avoids it and reads this switch's own
+        // ports — an HCA cable coming back on it need not wait for the SM's reroute.
+        memory.unanswered.erase(lid);
+        memory.explained.insert(lid);
         std::lock_guard lock(mu_);
-        sweepProbes_.erase(lid);
+        pendingUp_.insert(lid);
         return;
       }
     }
@@ -343,6 +359,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
     needCrawl = std::to_string(silent) + " ports did not answer";
   }
   memory.unanswered.erase(lid);
+  memory.explained.erase(lid);
 
   for (std::size_t i = 0; i < ports.size(); ++i) {
     if (!infos[i]) continue;

@@ -88,7 +88,10 @@ void events(FabricService& service, const RestOptions& options, std::atomic<std:
   if (waiting) --waiters;
   json out = json::array();
   for (const auto& e : events) out.push_back(eventJson(e));
-  sendJson(res, {{"events", out}, {"last_id", events.empty() ? q->sinceId : events.back().id}});
+  // last_id: where this answer ends (the next `since`); newest_id: where the log is now.
+  sendJson(res, {{"events", out},
+                 {"last_id", events.empty() ? q->sinceId : events.back().id},
+                 {"newest_id", log.lastId()}});
 }
 
 }  // namespace
