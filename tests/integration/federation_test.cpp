@@ -147,9 +147,9 @@ TEST(FederationSim, TwoSubnetsOneViewPlacementRoutedAndASubnetDown) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(json::parse(r->body, nullptr, false)["subnet"], "big") << r->body;
-  auto slurm = fed.client.Get("/api/v1/export/slurm-topology");
-  ASSERT_TRUE(slurm);
-  EXPECT_EQ(slurm->status, 503);
+  auto slurmDown = fed.client.Get("/api/v1/export/slurm-topology");
+  ASSERT_TRUE(slurmDown);
+  EXPECT_EQ(slurmDown->status, 503);
 
   expectCleanStop(federate, "ibfabric-federate");
   EXPECT_GE(bigDaemon->signalAndWait(SIGTERM, 30s), 0);
