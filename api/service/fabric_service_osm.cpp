@@ -38,7 +38,7 @@ struct FabricService::ProbeMemory {
   std::set<Lid> readDirected;
 
   /// How soon the switches left pending are probed again: kPendingProbeEvery while a silent
-  /// switch is retried or a cable has just come back, then a tenth of the oldest watch's age,
+  /// switch is retried or a cable has just come back, then a tenth of the youngest watch's age,
   /// up to kActivationWatchEvery (an SM that takes minutes to activate a cable — OpenSM at
   /// 10,240 HCAs on ibsim: ~100 s — costs one switch's PortInfo every 2 s, not 5 a second).
   std::chrono::milliseconds watchEvery(std::chrono::steady_clock::time_point now) const;
@@ -339,7 +339,7 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       }
       if (!seeing.empty()) {
         publishChange([](ServiceState& s) { s.osm.portProbes++; });
-        // Asked again shortly (a bounded retry, as below): once the neighbour's probe has put
+        // Asked once more shortly: once the neighbour's probe has put
         // the dead cable in the model, the directed route avoids it and reads this switch's own
         // ports — an HCA cable coming back on it need not wait for the SM's reroute.
         memory.unanswered.erase(lid);
