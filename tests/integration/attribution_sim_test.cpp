@@ -166,8 +166,18 @@ TEST(AttributionSim, TwoJobsOnOneSpineUplinkAreNamedWithTheirSharesAndCongested)
     EXPECT_EQ(e["port"], upPort) << e.dump();
   }
 
-  // The job's view: its hottest link is the heated up-link, shared with the other job.
-  json f = http->ok("/api/v1/jobs/jobA/fabric");
+  // The job's view: its hottest link is the heated up-link, shared with the other job (still
+  // heated while asked: a sweep without new traffic would read the link cooling down).
+  json f;
+  ASSERT_TRUE(waitFor(
+      [&] {
+        heat();
+        f = http->ok("/api/v1/jobs/jobA/fabric");
+        return !f["hottest_links"].empty() &&
+               f["hottest_links"][0].value("utilization", 0.0) >= 0.5;
+      },
+      60s, 100ms))
+      << f.dump();
   ASSERT_FALSE(f["hottest_links"].empty()) << f.dump();
   EXPECT_EQ(f["hottest_links"][0]["from"]["guid"], leafGuid) << f.dump();
   EXPECT_EQ(f["hottest_links"][0]["from"]["port"], upPort) << f.dump();
