@@ -205,7 +205,7 @@ bool FabricService::crawlOnce() {
   {
     std::lock_guard lock(mu_);
     latestTopology_ = topology;
-    ++topologyGeneration_;
+    ++crawlGeneration_;
   }
   cv_.notify_all();
   return true;
@@ -585,7 +585,7 @@ void FabricService::sweepLoop() {
       standbyWait(source, lock);
       continue;
     }
-    const auto generation = topologyGeneration_;
+    const auto generation = crawlGeneration_;
     lock.unlock();
     const auto started = Clock::now();
     refreshLocalPort(source);  // the SM may have moved (follow_sm); the subnet's identity
@@ -601,12 +601,12 @@ void FabricService::sweepLoop() {
     publish(
         [&](ServiceState& s) { s.sweep.nextAttempt = SysClock::now() + (next - Clock::now()); });
     lock.lock();
-    // A new topology is swept at once: its ports (and those that left) are news.
+    // A crawled topology is swept at once: its ports (and those that left) are news.
     for (;;) {
       // Switches with ports still coming up or silent are probed again soon (pendingEvery_).
       const auto until = pendingUp_.empty() ? next : std::min(next, nextPendingProbe_);
       cv_.wait_until(lock, until, [&] {
-        return stopping_ || standby_ || topologyGeneration_ != generation || !clearJobs_.empty() ||
+        return stopping_ || standby_ || crawlGeneration_ != generation || !clearJobs_.empty() ||
                !probeRequests_.empty() || (ok && routeRefreshRequested_);
       });
       if (standby_) break;
@@ -615,7 +615,7 @@ void FabricService::sweepLoop() {
       lock.unlock();
       runAskedProbes(source.get());
       lock.lock();
-      if (stopping_ || topologyGeneration_ != generation || Clock::now() >= next ||
+      if (stopping_ || crawlGeneration_ != generation || Clock::now() >= next ||
           (ok && routeRefreshRequested_))
         break;
     }

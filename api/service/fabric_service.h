@@ -239,8 +239,11 @@ class FabricService {
   std::mutex mu_;  // guards the flags below
   std::condition_variable cv_;
   bool crawlRequested_ = false;
-  std::uint64_t topologyGeneration_ = 0;
-  TopologyPtr latestTopology_;
+  /// Bumped by a crawl's topology only: it is swept at once (its ports are news). A probe's or a
+  /// forget's edit (a cable down or back, hardware forgotten) waits for the next interval: a
+  /// sweep of the whole fabric per changed cable would multiply the MAD load in a fault storm.
+  std::uint64_t crawlGeneration_ = 0;
+  TopologyPtr latestTopology_;  // the model the next sweep polls
   std::atomic<bool> stopping_{false};
   std::atomic<bool> standby_{false};
   std::deque<std::shared_ptr<ClearJob>> clearJobs_;  // guarded by mu_; run by the sweep thread

@@ -65,7 +65,6 @@ void FabricService::publishEditedTopology(TopologyPtr next) {
   {
     std::lock_guard lock(mu_);
     latestTopology_ = std::move(next);
-    ++topologyGeneration_;
   }
   cv_.notify_all();
 }

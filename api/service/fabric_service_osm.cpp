@@ -502,7 +502,6 @@ void FabricService::probeSwitch(Lid lid, CounterSource& source) {
       {
         std::lock_guard lock(mu_);
         latestTopology_ = next;
-        ++topologyGeneration_;
       }
       cv_.notify_all();
     }

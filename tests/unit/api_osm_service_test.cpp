@@ -170,7 +170,15 @@ TEST(ApiOsmService, TrapReprobesTheSwitchAndPublishesLinkDownWithoutACrawl) {
   EXPECT_EQ(s->osm.portProbes, 1u);
   EXPECT_EQ(h.topo->calls(), 1);  // no crawl was needed
   EXPECT_EQ(s->topology->findNode(kSpine)->port(PortNum{1})->state, PortState::kDown);
-  // The sweeper follows the new topology: the leaf-spine ports are swept no more.
+  // A probe's edit is swept at the next interval, not at once (a sweep of the whole fabric per
+  // changed cable would multiply the MADs of a fault storm): another probe runs, no sweep.
+  const auto sweptBefore = s->counters->sequence;
+  h.service->requestPortProbe(kLeafLid);
+  ASSERT_TRUE(waitFor([&] { return h.service->state()->osm.portProbes == 2; }, 10s));
+  EXPECT_EQ(h.service->state()->counters->sequence, sweptBefore);
+  // The next sweep (here: the one a routing pass brings at once) follows the new topology: the
+  // leaf-spine ports are swept no more.
+  h.service->requestRouteRefresh("the test's next sweep");
   ASSERT_TRUE(waitFor([&] { return h.service->state()->counters->topology == s->topology; }, 10s));
 
   // The link trains (Init at both ends): back in the model at once, as init, with its link_up;
