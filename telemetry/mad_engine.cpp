@@ -161,6 +161,10 @@ void MadEngine::ioLoop() {
         n = ++stats_.transportErrors;
       }
       if ((n & (n - 1)) == 0) spdlog::warn("mad engine: receive failed ({} times): {}", n, r.error);
+      // A transport that cannot work until it is reopened (the MAD proxy child exited): what is
+      // open fails now, not request by request over its timeouts and retries while every
+      // receive fails at once (a spin until the batch watchdog). The owner reads fatalError().
+      if (!transport_.fatalError().empty()) abortOpen(now);
     }
   }
   abortEverything(clock_.now());
@@ -508,11 +512,16 @@ void MadEngine::retire(std::uint32_t tid, Retired retired) {
   }
 }
 
-void MadEngine::abortEverything(Clock::time_point now) {
+void MadEngine::abortOpen(Clock::time_point now) {
   std::vector<Slot*> victims;
   for (auto& [ptr, owned] : inFlight_) victims.push_back(ptr);
   for (Slot* v : victims) finish(v, MadOutcome::kAborted, nullptr, now);
   for (auto& q : takeQueued(nullptr)) finish(q.get(), MadOutcome::kAborted, nullptr, now);
+  active_.remove_if([](const ActiveBatch& ab) { return ab.open == 0; });
+}
+
+void MadEngine::abortEverything(Clock::time_point now) {
+  abortOpen(now);
   {
     std::lock_guard lock(mu_);
     for (Submission& s : incoming_) s.batch->waitFor(std::chrono::nanoseconds::zero());

@@ -249,6 +249,8 @@ class MadEngine {
   void retire(std::uint32_t tid, Retired retired);
   /// A reply whose TID is no longer live: a duplicate, a late reply, or a stranger.
   void handleStaleReply(const ReceivedMad& mad, std::uint32_t tid, Clock::time_point now);
+  /// Fails every request in flight or queued (kAborted); batches not yet admitted stay.
+  void abortOpen(Clock::time_point now);
   void abortEverything(Clock::time_point now);
   void markReady(Lid lid);
   /// Whether the next queued request of `slot`'s target goes out; completes it if not.

@@ -40,6 +40,10 @@ int FakeMadTransport::send(const MadAddress& to, const MadBuffer& mad) {
     return failError_;
   }
   const int index = static_cast<int>(sent_.size());
+  if (dieAt_ >= 0 && index >= dieAt_) {
+    if (fatal_.empty()) fatal_ = dieWhy_;
+    return EPIPE;
+  }
   const auto now = clock_.now();
   sent_.push_back(SentMad{now, to, mad});
   unanswered_.insert(lowTransactionId(transactionId(mad)));
@@ -57,9 +61,9 @@ int FakeMadTransport::send(const MadAddress& to, const MadBuffer& mad) {
 ReceiveResult FakeMadTransport::receive(std::chrono::nanoseconds timeout) {
   std::lock_guard lock(mu_);
   ReceiveResult result;
-  if (!open_) {
+  if (!open_ || !fatal_.empty()) {
     result.status = ReceiveStatus::kError;
-    result.error = "closed";
+    result.error = open_ ? fatal_ : "closed";
     return result;
   }
   const auto deadline = clock_.now() + std::max(timeout, std::chrono::nanoseconds::zero());
@@ -99,6 +103,17 @@ void FakeMadTransport::failNextSends(int count, int error) {
   std::lock_guard lock(mu_);
   failSends_ = count;
   failError_ = error;
+}
+
+void FakeMadTransport::dieAtSend(int index, std::string why) {
+  std::lock_guard lock(mu_);
+  dieAt_ = index;
+  dieWhy_ = std::move(why);
+}
+
+std::string FakeMadTransport::fatalError() const {
+  std::lock_guard lock(mu_);
+  return fatal_;
 }
 
 }  // namespace ibfabric::mad

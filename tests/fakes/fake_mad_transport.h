@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "telemetry/mad_transport.h"
@@ -66,6 +67,11 @@ class FakeMadTransport final : public MadTransport {
   /// The next `count` sends fail with `error` (an errno) before reaching the responder.
   void failNextSends(int count, int error);
   bool isOpen() const;
+  /// Send number `index` (0-based) and every one after fail with EPIPE, and receive() fails at
+  /// once, with fatalError() `why`: the transport is gone until reopened (a MAD proxy that
+  /// exited).
+  void dieAtSend(int index, std::string why);
+  std::string fatalError() const override;
 
  private:
   FakeClock& clock_;
@@ -78,6 +84,9 @@ class FakeMadTransport final : public MadTransport {
   std::size_t maxUnanswered_ = 0;
   int failSends_ = 0;
   int failError_ = 0;
+  int dieAt_ = -1;
+  std::string dieWhy_;
+  std::string fatal_;
   bool open_ = false;
 };
 

@@ -333,6 +333,30 @@ TEST(MadEngineTest, BatchWatchdogAbortsAndTheBatchEnds) {
   EXPECT_EQ(h.engine->run({}).size(), 0u);
 }
 
+TEST(MadEngineTest, ADeadTransportFailsWhatIsOpenAtOnce) {
+  // Replies after 1 ms; the transport dies at the 6th send (a MAD proxy that exited): every
+  // receive fails at once from then. What is open fails then, not over timeouts and retries.
+  Harness h([](const MadAddress&, const MadBuffer&, int) { return std::vector<Reply>{{1ms}}; },
+            opts(4, 0, 3, 1s));
+  h.transport.dieAtSend(5, "mad proxy exited");
+  const auto start = h.clock.now();
+  auto results = h.engine->run(requests(40));
+  std::size_t ok = 0, aborted = 0;
+  for (const auto& r : results) {
+    ok += r.ok();
+    aborted += r.outcome == MadOutcome::kAborted;
+  }
+  EXPECT_GE(ok, 1u);
+  EXPECT_EQ(ok + aborted, results.size());
+  EXPECT_LT(h.clock.now() - start, 1s);  // no request waited out a timeout
+  EXPECT_EQ(h.engine->stats().aborted, aborted);  // failed by the engine, not abandoned by run()
+  EXPECT_EQ(h.engine->stats().watchdogFired, 0u);
+  // Later batches fail at once too, until the owner reopens the transport.
+  const auto later = h.clock.now();
+  for (const auto& r : h.engine->run(requests(3))) EXPECT_EQ(r.outcome, MadOutcome::kAborted);
+  EXPECT_LT(h.clock.now() - later, 1s);
+}
+
 TEST(MadEngineTest, StoppingAbortsOpenRequests) {
   FakeClock clock;
   // A responder that never answers and a long timeout: the batch is open when the engine dies.
