@@ -46,8 +46,9 @@ class PlacementSim : public ::testing::Test {
   }
   static void TearDownTestSuite() { fabric_.reset(); }
 
-  static ProcessResult place(const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {IBFABRIC_CLI_PATH, "place", "--interval", "1"};
+  /// `ibfabric place` reading the counters `interval` seconds apart.
+  static ProcessResult place(const std::vector<std::string>& extra, const char* interval = "1") {
+    std::vector<std::string> argv = {IBFABRIC_CLI_PATH, "place", "--interval", interval};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return fabric_->run(argv, 180s);
   }
@@ -101,8 +102,11 @@ TEST_F(PlacementSim, IdleFabricThenHotUplinksAreAvoided) {
   const auto ports = upPorts("leaf-01");
   ASSERT_EQ(ports.size(), 2u);
   std::atomic<bool> done{false};
+  // Read 3 s apart: a turn of the loop below (two ibsim commands, each a process) must fall
+  // between the two reads even on a loaded machine (1 s apart, under ASan with another test
+  // beside it, both reads fell inside one turn: 0% used).
   auto job = std::async(std::launch::async, [&] {
-    auto r = place({"--hosts", "4", "--format", "json"});
+    auto r = place({"--hosts", "4", "--format", "json"}, "3");
     done = true;
     return r;
   });
