@@ -348,7 +348,7 @@ TEST(MadEngineTest, ADeadTransportFailsWhatIsOpenAtOnce) {
   }
   EXPECT_GE(ok, 1u);
   EXPECT_EQ(ok + aborted, results.size());
-  EXPECT_LT(h.clock.now() - start, 1s);  // no request waited out a timeout
+  EXPECT_LT(h.clock.now() - start, 1s);           // no request waited out a timeout
   EXPECT_EQ(h.engine->stats().aborted, aborted);  // failed by the engine, not abandoned by run()
   EXPECT_EQ(h.engine->stats().watchdogFired, 0u);
   // Later batches fail at once too, until the owner reopens the transport.
