@@ -325,7 +325,29 @@ TEST(DaemonLifecycle, MadLossOnSomeSwitchesMarksTheirPortsStaleAndTheRestIsRead)
       },
       30s, 100ms))
       << http.ok("/api/v1/health").dump();
-  const json bad = http.events(since, "link_degraded,error_threshold,link_down,port_gone");
+  // No alarm of the loss's making. A port the subnet manager itself took out of Active meanwhile
+  // (seen under ASan with a second test beside it: OpenSM, its SMPs timing out, put a host's
+  // port back to Initialize) is a real change: its link's alarms (the discards of what was on
+  // its way to the port) are the SM's. Only a PortInfo that read Initialize counts as that.
+  const json all = http.events(since, "link_degraded,error_threshold,link_down,port_gone");
+  const auto portKey = [](const json& end) {
+    return end.value("guid", "") + "/" + end.value("port", json(0)).dump();
+  };
+  std::set<std::string> leftActive;
+  for (const auto& e : all) {
+    if (e["type"] != "link_down" ||
+        e["message"].get<std::string>().find("-> Initialize") == std::string::npos)
+      continue;
+    leftActive.insert(portKey(e));
+    if (e.contains("remote")) leftActive.insert(portKey(e["remote"]));
+  }
+  json bad = json::array();
+  for (const auto& e : all) {
+    if (!leftActive.count(portKey(e))) bad.push_back(e);
+  }
+  if (!leftActive.empty())
+    std::printf("[ partial ] the SM took %zu port end(s) out of Active meanwhile: %zu events\n",
+                leftActive.size(), all.size() - bad.size());
   EXPECT_TRUE(bad.empty()) << bad.dump();
   daemon.signalAndWait(SIGTERM, 10s);
 }

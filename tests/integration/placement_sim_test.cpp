@@ -172,9 +172,23 @@ TEST_F(PlacementSim, DaemonPostAvoidsHotUplinks) {
                    "] PortCountersExtended.PortXmitData=" + std::to_string(value));
     }
   };
+  // Heated from a thread of its own, as fast as ibsim takes the commands: between the posts a
+  // loaded machine (ASan, another test beside it) left sweep intervals without a new value,
+  // and the smoothed load stayed near 13%.
+  std::atomic<bool> heating{true};
+  std::thread heater([&] {
+    while (heating) heat();
+  });
+  struct Join {
+    std::atomic<bool>& flag;
+    std::thread& t;
+    ~Join() {
+      flag = false;
+      if (t.joinable()) t.join();
+    }
+  } joinHeater{heating, heater};
   bool avoided = waitFor(
       [&] {
-        heat();
         if (post(R"({"hosts": 4})") != 200) return false;
         auto chosen = hostsOf(answer);
         return !chosen.count("dgx0001") && !chosen.count("dgx0002") && !chosen.count("dgx0003");
@@ -186,7 +200,6 @@ TEST_F(PlacementSim, DaemonPostAvoidsHotUplinks) {
   // heating until they do, bounded.)
   EXPECT_TRUE(waitFor(
       [&] {
-        heat();
         if (post(R"({"hosts": 4, "candidates": "dgx[0001-0004]"})") != 200) return false;
         const json& hot = answer["options"][0]["score"]["hottest_links"];
         return !hot.empty() && hot[0]["utilization"].get<double>() > 0.3;
