@@ -23,6 +23,7 @@
 #include "discovery/netfile.h"
 #include "discovery/topogen.h"
 #include "tests/support/daemon_process.h"
+#include "tests/support/scope_exit.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/subprocess.h"
 
@@ -179,14 +180,10 @@ TEST_F(PlacementSim, DaemonPostAvoidsHotUplinks) {
   std::thread heater([&] {
     while (heating) heat();
   });
-  struct Join {
-    std::atomic<bool>& flag;
-    std::thread& t;
-    ~Join() {
-      flag = false;
-      if (t.joinable()) t.join();
-    }
-  } joinHeater{heating, heater};
+  ScopeExit joinHeater([&] {
+    heating = false;
+    if (heater.joinable()) heater.join();
+  });
   bool avoided = waitFor(
       [&] {
         if (post(R"({"hosts": 4})") != 200) return false;
