@@ -27,7 +27,7 @@ Lid switchOf(const Topology& t, PortKey key) {
 std::set<Lid> sweepSuspects(const Topology& topology, const telemetry::CounterSnapshot* previous,
                             const telemetry::CounterSnapshot& now,
                             const telemetry::RatesTable& rates, std::size_t maxRechecks,
-                            std::size_t maxProbes, std::size_t rotation) {
+                            std::size_t maxProbes, std::size_t rotationPorts) {
   std::set<Lid> out;
   // First the switches holding an end of a missing cable, or of one not yet Active: what the
   // model knows is broken is re-checked every sweep (in turn beyond maxRechecks) even when a
@@ -61,12 +61,18 @@ std::set<Lid> sweepSuspects(const Topology& topology, const telemetry::CounterSn
     const auto& downed = r[Counter::kLinkDowned];
     if (downed.ok() && downed.delta > 0) add(r.key);
   }
-  // The periodic check: every switch in turn.
+  // The periodic check: every switch in turn, as many a sweep as `rotationPorts` PortInfo
+  // reads pay for (counted at the widest switch's ports, so the take is the same every sweep).
   std::vector<Lid> switches;
-  for (const Node& n : topology.nodes())
-    if (n.isSwitch() && !n.missing && n.lid().value() != 0) switches.push_back(n.lid());
+  std::size_t widest = 1;
+  for (const Node& n : topology.nodes()) {
+    if (!n.isSwitch() || n.missing || n.lid().value() == 0) continue;
+    switches.push_back(n.lid());
+    widest = std::max(widest, static_cast<std::size_t>(std::max(n.numPorts, 1)));
+  }
   std::sort(switches.begin(), switches.end());
-  const std::size_t take = std::min(rotation, switches.size());
+  const std::size_t fit = rotationPorts == 0 ? 0 : std::max<std::size_t>(1, rotationPorts / widest);
+  const std::size_t take = std::min(fit, switches.size());
   const std::size_t start = take == 0 ? 0 : (now.sequence * take) % switches.size();
   for (std::size_t i = 0; i < take && out.size() < maxProbes; ++i)
     out.insert(switches[(start + i) % switches.size()]);

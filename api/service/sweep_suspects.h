@@ -12,10 +12,12 @@
 //     it; its HCA end is not polled): counters cannot say a link came back, PortInfo can. At most
 //     `maxRechecks` such switches per sweep, taken in turn by the sweep's sequence number, so a
 //     fabric with many dead cables costs a bounded number of SMPs per sweep.
-//   - in turn, `rotation` switches a sweep (by the sweep's sequence number): the cheap periodic
-//     PortInfo check that finds what no sweep shows — a switch-to-switch cable that breaks on no
-//     route the sweeps use, with an SM that sends no traps (10,240 HCAs, 896 switches, 4 a sweep:
-//     every switch within 224 sweeps, 256 SMPs a sweep).
+//   - in turn, as many switches a sweep as `rotationPorts` PortInfo reads pay for (by the
+//     sweep's sequence number; at least one): the cheap periodic PortInfo check that finds what
+//     no sweep shows — a switch-to-switch cable that breaks on no route the sweeps use (an SM that
+//     reroutes at once, before a sweep reads across the dead cable), with an SM that sends no
+//     traps. 256 reads: at 10,240 HCAs (896 switches of 64 ports) 4 switches a sweep, every
+//     switch within 224 sweeps; a fabric of at most 256 switch ports is checked whole every sweep.
 // At most `maxProbes` switches a sweep (a switch costs one PortInfo per port), the re-checks of
 // what the model knows is broken first: a burst of silent ports (a switch reboot, MAD loss, an
 // SM rerouting around a dead cable) fills only the rest, and what it leaves is the crawl's,
@@ -40,6 +42,6 @@ namespace ibfabric::api {
 std::set<Lid> sweepSuspects(const Topology& topology, const telemetry::CounterSnapshot* previous,
                             const telemetry::CounterSnapshot& now,
                             const telemetry::RatesTable& rates, std::size_t maxRechecks = 8,
-                            std::size_t maxProbes = 16, std::size_t rotation = 4);
+                            std::size_t maxProbes = 16, std::size_t rotationPorts = 256);
 
 }  // namespace ibfabric::api

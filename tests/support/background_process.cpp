@@ -64,6 +64,11 @@ std::string BackgroundProcess::log() const {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+std::string BackgroundProcess::logTail(std::size_t bytes) const {
+  std::string l = log();
+  return l.size() <= bytes ? l : l.substr(l.size() - bytes);
+}
+
 std::optional<std::string> BackgroundProcess::waitForLog(const std::string& text,
                                                          std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;

@@ -29,6 +29,8 @@ class BackgroundProcess {
   bool running();
   /// The log so far.
   std::string log() const;
+  /// Its last `bytes` bytes (for failure messages).
+  std::string logTail(std::size_t bytes = 6000) const;
   /// Waits until the log contains `text`; returns the rest of that line, or nullopt after
   /// `timeout` or when the process exits first.
   std::optional<std::string> waitForLog(const std::string& text, std::chrono::milliseconds timeout);

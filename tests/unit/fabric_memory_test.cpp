@@ -361,18 +361,26 @@ TEST(SweepSuspects, ACableNotYetActiveIsReCheckedUntilTheSmActivatesIt) {
 
 TEST(SweepSuspects, EverySwitchInTurnIsThePeriodicCheck) {
   const TopologyPtr t = hostLeafSpine();
+  const std::size_t widest = static_cast<std::size_t>(t->findNode(kHlsLeaf)->numPorts);
+  ASSERT_GT(widest, 1u);
   const telemetry::RatesTable none;
   telemetry::CounterSnapshot quiet;
   std::set<Lid> seen;
   for (std::uint64_t seq = 1; seq <= 2; ++seq) {
     quiet.sequence = seq;
-    const auto one = api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 1);
+    // Reads for the widest switch only: one switch a sweep.
+    const auto one = api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, widest);
     ASSERT_EQ(one.size(), 1u);
     seen.insert(*one.begin());
   }
   EXPECT_EQ(seen, (std::set<Lid>{kHlsLeafLid, kHlsSpineLid}));  // both switches, one a sweep
-  EXPECT_EQ(api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 4).size(),
+  // A budget below one switch still checks one; two switches' worth checks both at once.
+  EXPECT_EQ(api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 1).size(), 1u);
+  EXPECT_EQ(api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 2 * widest).size(), 2u);
+  EXPECT_EQ(api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 100 * widest).size(),
             2u);  // no more than there are
+  EXPECT_EQ(api::sweepSuspects(*t, &quiet, quiet, none, 8, 16).size(),
+            2u);  // the default: a small fabric is checked whole every sweep
   EXPECT_TRUE(api::sweepSuspects(*t, &quiet, quiet, none, 8, 16, 0).empty());
   EXPECT_TRUE(api::sweepSuspects(*t, &quiet, quiet, none, 8, 0, 4).empty());  // the cap holds
 }
