@@ -12,8 +12,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/deps.sh
 start=$(date +%s)
+# Each phase's seconds, printed at the end (and on failure) to see where the time goes.
+phases=""
+phase() { phases+="$1 $(( $(date +%s) - mark )) s; "; mark=$(date +%s); }
+trap 'echo "test.sh: ${phases:-no phase finished}"' EXIT
+mark=$start
+./scripts/deps.sh
+phase deps
 
 # Leftovers from an interrupted earlier run must not hold simulator names or ports.
 export IBFABRIC_SIM_DIR="${IBFABRIC_SIM_DIR:-/tmp/ibfabric-test-sims}"
@@ -21,14 +27,18 @@ export IBFABRIC_SIM_DIR="${IBFABRIC_SIM_DIR:-/tmp/ibfabric-test-sims}"
 for tree in ${IBFABRIC_TEST_TREES:-asan}; do
   case "$tree" in
     release) ./scripts/build.sh release
-             (cd build && ctest --output-on-failure -j2 --timeout 900 "$@") ;;
+             phase "release build"
+             (cd build && ctest --output-on-failure -j2 --timeout 900 "$@")
+             phase "release tests" ;;
     asan)    ./scripts/build.sh asan
+             phase "asan build"
              # umad2sim is LD_PRELOADed into sanitized children: ASan cannot be first in the
              # list then.
              (export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=1:abort_on_error=1:suppressions=$PWD/tests/asan.supp"
               export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
               export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
-              cd build-asan && ctest --output-on-failure -j2 --timeout 900 "$@") ;;
+              cd build-asan && ctest --output-on-failure -j2 --timeout 900 "$@")
+             phase "asan tests" ;;
     *) echo "test.sh: unknown tree '$tree' in IBFABRIC_TEST_TREES (asan | release)" >&2; exit 2 ;;
   esac
 done
@@ -36,7 +46,9 @@ done
 if [ "${IBFABRIC_SKIP_FUZZ:-0}" != 1 ]; then
   # The libFuzzer targets: each replays its seed corpus and fuzzes a few seconds (tests/fuzz).
   ./scripts/build.sh fuzz
+  phase "fuzz build"
   (cd build-fuzz && ctest --output-on-failure -j2 --timeout 300 -L fuzz-smoke "$@")
+  phase "fuzz smoke"
 fi
 
 echo "test.sh: all tests passed in $(( $(date +%s) - start )) s"
